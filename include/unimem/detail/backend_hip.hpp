@@ -1,0 +1,180 @@
+// unimem: the HIP backend (AMD ROCm, or HIP on NVIDIA over the CUDA runtime).
+// Every hip* name unimem uses is here; the rest of the library calls these wrappers.
+#pragma once
+
+#if !defined(__HIP__) && !defined(__NVCC__) && !defined(__HIP_PLATFORM_AMD__) && \
+    !defined(__HIP_PLATFORM_NVIDIA__) && !defined(__HIP_PLATFORM_HCC__) &&      \
+    !defined(__HIP_PLATFORM_NVCC__)
+#error "unimem: the HIP backend needs a HIP platform: define __HIP_PLATFORM_AMD__ or \
+__HIP_PLATFORM_NVIDIA__ (hipcc does this for AMD; the CMake target unimem::unimem does it for \
+plain C++ files)."
+#endif
+
+#if defined(__HIP__) || defined(__HIPCC__) || defined(__CUDACC__)
+#include <hip/hip_runtime.h>
+#else
+#include <hip/hip_runtime_api.h>
+#endif
+#include <hip/hip_version.h>
+
+#include <cstdint>
+#include <string>
+
+#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+#define UNIMEM_DETAIL_HIP_AMD 1
+#define UNIMEM_DETAIL_ABI_NAMESPACE v0_hip_amd
+#else
+#define UNIMEM_DETAIL_HIP_NVIDIA 1
+#define UNIMEM_DETAIL_ABI_NAMESPACE v0_hip_nvidia
+#endif
+
+#include "backend_common.hpp"
+
+UNIMEM_BEGIN_NAMESPACE
+namespace detail {
+namespace backend {
+
+using status = hipError_t;
+using stream_handle = hipStream_t;
+using result = basic_result<status>;
+
+constexpr status success = hipSuccess;
+constexpr status error_invalid_device = hipErrorInvalidDevice;
+constexpr status error_invalid_value = hipErrorInvalidValue;
+constexpr status error_not_ready = hipErrorNotReady;
+
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+inline const char* name() noexcept { return "HIP (AMD)"; }
+#else
+inline const char* name() noexcept { return "HIP (NVIDIA)"; }
+#endif
+
+inline const char* error_name(status s) noexcept { return hipGetErrorName(s); }
+inline const char* error_string(status s) noexcept { return hipGetErrorString(s); }
+/// Reads and resets the runtime's last error (a sticky error stays).
+inline status take_last_error() noexcept { return hipGetLastError(); }
+/// True for the statuses that mean "this machine has no usable GPU" rather than a fault.
+inline bool means_no_gpu(status s) noexcept {
+  return s == hipErrorNoDevice || s == hipErrorInsufficientDriver;
+}
+
+inline result device_count(int* n) noexcept { return UNIMEM_DETAIL_NATIVE(hipGetDeviceCount(n)); }
+inline result set_device(int id) noexcept { return UNIMEM_DETAIL_NATIVE(hipSetDevice(id)); }
+inline result get_device(int* id) noexcept { return UNIMEM_DETAIL_NATIVE(hipGetDevice(id)); }
+inline result device_synchronize() noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipDeviceSynchronize());
+}
+inline result mem_get_info(std::size_t* free, std::size_t* total) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipMemGetInfo(free, total));
+}
+
+inline result get_attribute(int* value, device_attribute a, int id) noexcept {
+  hipDeviceAttribute_t native = hipDeviceAttributeWarpSize;
+  switch (a) {
+    case device_attribute::warp_size: native = hipDeviceAttributeWarpSize; break;
+    case device_attribute::multiprocessors: native = hipDeviceAttributeMultiprocessorCount; break;
+    case device_attribute::max_threads_per_block:
+      native = hipDeviceAttributeMaxThreadsPerBlock;
+      break;
+    case device_attribute::max_shared_memory_per_block:
+      native = hipDeviceAttributeMaxSharedMemoryPerBlock;
+      break;
+    case device_attribute::max_grid_dim_x: native = hipDeviceAttributeMaxGridDimX; break;
+    case device_attribute::managed_memory: native = hipDeviceAttributeManagedMemory; break;
+    case device_attribute::concurrent_managed_access:
+      native = hipDeviceAttributeConcurrentManagedAccess;
+      break;
+    case device_attribute::pageable_memory_access:
+      native = hipDeviceAttributePageableMemoryAccess;
+      break;
+  }
+  return UNIMEM_DETAIL_NATIVE(hipDeviceGetAttribute(value, native, id));
+}
+
+inline result get_properties(native_properties& out, int id) {
+  hipDeviceProp_t p{};
+  const result r = UNIMEM_DETAIL_NATIVE(hipGetDeviceProperties(&p, id));
+  if (r.code != success) return r;
+  out.name = p.name;
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  out.architecture = p.gcnArchName;
+#else
+  out.architecture = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+#endif
+  out.total_memory = p.totalGlobalMem;
+  out.major = p.major;
+  out.minor = p.minor;
+  out.pci_domain = p.pciDomainID;
+  out.pci_bus = p.pciBusID;
+  out.pci_device = p.pciDeviceID;
+  return r;
+}
+
+/// Whether pages of managed memory move to the GPU that touches them. On AMD,
+/// concurrentManagedAccess reads 1 even where pages never migrate: migration needs XNACK
+/// (page-fault retry), visible as xnack+ in the architecture or as pageable memory access.
+inline bool migrates_on_demand(const native_properties& p, bool concurrent_managed,
+                               bool pageable) noexcept {
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  (void)concurrent_managed;
+  return pageable || p.architecture.find("xnack+") != std::string::npos;
+#else
+  (void)p;
+  (void)pageable;
+  return concurrent_managed;
+#endif
+}
+
+inline result runtime_version(int* v) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipRuntimeGetVersion(v));
+}
+inline result driver_version(int* v) noexcept { return UNIMEM_DETAIL_NATIVE(hipDriverGetVersion(v)); }
+/// Formats a version number as the runtime reports it.
+inline std::string version_string(int v) {
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  // HIP_VERSION layout: major * 10'000'000 + minor * 100'000 + patch.
+  return std::to_string(v / 10000000) + "." + std::to_string(v / 100000 % 100) + "." +
+         std::to_string(v % 100000);
+#else
+  // On NVIDIA the CUDA layout: major * 1000 + minor * 10.
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+#endif
+}
+/// The version of the headers this translation unit was compiled against.
+inline std::string compiled_version() {
+  return std::to_string(HIP_VERSION_MAJOR) + "." + std::to_string(HIP_VERSION_MINOR) + "." +
+         std::to_string(HIP_VERSION_PATCH);
+}
+
+inline result malloc_managed(void** p, std::size_t bytes) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipMallocManaged(p, bytes, hipMemAttachGlobal));
+}
+inline result free(void* p) noexcept { return UNIMEM_DETAIL_NATIVE(hipFree(p)); }
+
+inline result launch_kernel(const void* kernel, extent3 grid, extent3 block, void** args,
+                            std::size_t shared_bytes, stream_handle stream) noexcept {
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  // An AMD dispatch packet counts work-items, not blocks, in 32 bits per dimension.
+  constexpr std::uint64_t max_items = 0xffffffffu;
+  if (std::uint64_t{grid.x} * block.x > max_items || std::uint64_t{grid.y} * block.y > max_items ||
+      std::uint64_t{grid.z} * block.z > max_items) {
+    return {hipErrorInvalidConfiguration,
+            "hipLaunchKernel: grid * block exceeds 2^32 - 1 work-items in one dimension, the "
+            "AMD limit; use a grid-stride loop"};
+  }
+#endif
+  return UNIMEM_DETAIL_NATIVE(hipLaunchKernel(kernel, dim3(grid.x, grid.y, grid.z),
+                                              dim3(block.x, block.y, block.z), args, shared_bytes,
+                                              stream));
+}
+
+inline result stream_synchronize(stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipStreamSynchronize(s));
+}
+inline result stream_query(stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipStreamQuery(s));
+}
+
+}  // namespace backend
+}  // namespace detail
+UNIMEM_END_NAMESPACE

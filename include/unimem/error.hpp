@@ -1,0 +1,106 @@
+// unimem: errors. Every failed runtime call becomes a unimem::error.
+#pragma once
+
+#include "detail/backend.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+UNIMEM_BEGIN_NAMESPACE
+
+/// @brief The runtime's own status type: hipError_t or cudaError_t.
+using native_status = detail::backend::status;
+
+/// @brief A failed GPU runtime call: the native status, the call's text and where it was made.
+///
+/// what() reads like
+/// `unimem: hipMallocManaged(p, bytes, hipMemAttachGlobal) failed: hipErrorOutOfMemory (2):
+///  out of memory [managed_buffer.hpp:88] (managed_buffer of 1099511627776 bytes)`.
+/// When the machine has no usable GPU the message starts with "no GPU was found".
+class error : public std::runtime_error {
+ public:
+  /// @param code    the runtime's status
+  /// @param call    the call that failed, as written
+  /// @param file    source file of the call
+  /// @param line    source line of the call
+  /// @param context what unimem was doing, or empty
+  /// @param no_gpu  whether the machine has no usable GPU (changes the message)
+  error(native_status code, std::string call, std::string file, int line,
+        const std::string& context = {}, bool no_gpu = false)
+      : std::runtime_error(compose(code, call, file, line, context, no_gpu)),
+        code_(code),
+        call_(std::move(call)),
+        file_(std::move(file)),
+        line_(line),
+        no_gpu_(no_gpu) {}
+
+  /// @brief The native status (hipError_t or cudaError_t).
+  [[nodiscard]] native_status code() const noexcept { return code_; }
+  /// @brief The status's name, e.g. "cudaErrorInvalidConfiguration".
+  [[nodiscard]] const char* code_name() const noexcept {
+    return detail::backend::error_name(code_);
+  }
+  /// @brief The failed call as written in the source.
+  [[nodiscard]] const std::string& call() const noexcept { return call_; }
+  [[nodiscard]] const std::string& file() const noexcept { return file_; }
+  [[nodiscard]] int line() const noexcept { return line_; }
+  /// @brief True when the failure happened on a machine with no usable GPU or driver.
+  [[nodiscard]] bool no_gpu() const noexcept { return no_gpu_; }
+
+ private:
+  static std::string compose(native_status code, const std::string& call, const std::string& file,
+                             int line, const std::string& context, bool no_gpu) {
+    std::string m = "unimem: ";
+    if (no_gpu) m += "no GPU was found (device_count() == 0): ";
+    m += call;
+    m += " failed: ";
+    m += detail::backend::error_name(code);
+    m += " (" + std::to_string(static_cast<int>(code)) + "): ";
+    m += detail::backend::error_string(code);
+    m += " [" + file + ":" + std::to_string(line) + "]";
+    if (!context.empty()) m += " (" + context + ")";
+    return m;
+  }
+
+  native_status code_;
+  std::string call_;
+  std::string file_;
+  int line_;
+  bool no_gpu_;
+};
+
+namespace detail {
+
+/// True when the runtime sees no usable GPU; never throws.
+inline bool no_gpu_present() noexcept {
+  int n = 0;
+  const backend::result r = backend::device_count(&n);
+  return r.code != backend::success || n == 0;
+}
+
+/// The cold path of check(): clears the runtime's last error (a sticky one stays) and throws.
+[[noreturn]] inline void throw_error(backend::result r, const char* file, int line,
+                                     const std::string& context = {}) {
+  (void)backend::take_last_error();
+  throw error(r.code, r.call, file, line, context, no_gpu_present());
+}
+
+/// Throws unimem::error when the call failed.
+inline void check(backend::result r, const char* file, int line) {
+  if (r.code != backend::success) throw_error(r, file, line);
+}
+
+}  // namespace detail
+UNIMEM_END_NAMESPACE
+
+/// @brief Checks a raw runtime call of your own: throws unimem::error when it fails.
+///
+/// @code
+///   UNIMEM_CHECK(hipMemsetAsync(p, 0, bytes, stream));
+/// @endcode
+#define UNIMEM_CHECK(...) \
+  ::unimem::detail::check(UNIMEM_DETAIL_NATIVE(__VA_ARGS__), __FILE__, __LINE__)
+
+/// Internal: checks a backend wrapper call (a backend::result).
+#define UNIMEM_DETAIL_CHECK(...) ::unimem::detail::check((__VA_ARGS__), __FILE__, __LINE__)

@@ -1,0 +1,100 @@
+// unimem: launch_config (grid, block, dynamic shared memory, stream) and grid_for().
+#pragma once
+
+#include "detail/backend.hpp"
+#include "stream_ref.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+UNIMEM_BEGIN_NAMESPACE
+
+/// @brief Extents of a grid or a block in up to three dimensions, like dim3.
+struct dims {
+  unsigned x = 1;
+  unsigned y = 1;
+  unsigned z = 1;
+
+  constexpr dims() noexcept = default;
+  constexpr dims(unsigned x_, unsigned y_ = 1, unsigned z_ = 1) noexcept  // NOLINT: like dim3
+      : x(x_), y(y_), z(z_) {}
+  /// From the runtime's dim3 or any type with unsigned x, y, z members.
+  template <class D, std::enable_if_t<std::is_convertible<decltype(D::x), unsigned>::value &&
+                                          std::is_convertible<decltype(D::y), unsigned>::value &&
+                                          std::is_convertible<decltype(D::z), unsigned>::value &&
+                                          !std::is_same<D, dims>::value,
+                                      int> = 0>
+  constexpr dims(const D& d) noexcept : x(d.x), y(d.y), z(d.z) {}  // NOLINT
+
+  /// @brief x * y * z, without overflow.
+  [[nodiscard]] constexpr std::uint64_t volume() const noexcept {
+    return std::uint64_t{x} * y * z;
+  }
+  /// @brief True when some extent is zero.
+  [[nodiscard]] constexpr bool empty() const noexcept { return x == 0 || y == 0 || z == 0; }
+
+  friend constexpr bool operator==(const dims& a, const dims& b) noexcept {
+    return a.x == b.x && a.y == b.y && a.z == b.z;
+  }
+  friend constexpr bool operator!=(const dims& a, const dims& b) noexcept { return !(a == b); }
+};
+
+/// @brief How to launch a kernel: grid and block extents, dynamic shared memory in bytes,
+/// and the stream (the default stream unless set).
+///
+/// A launch whose grid is empty (some extent is 0, e.g. grid_for(0)) does nothing and
+/// succeeds: there is no work. A block with a zero extent is an error.
+struct launch_config {
+  dims grid{1};
+  dims block{1};
+  std::size_t shared_bytes = 0;
+  stream_ref stream{};
+
+  constexpr launch_config() noexcept = default;
+  constexpr launch_config(dims grid_, dims block_, std::size_t shared_bytes_ = 0,
+                          stream_ref stream_ = {}) noexcept
+      : grid(grid_), block(block_), shared_bytes(shared_bytes_), stream(stream_) {}
+
+  /// @brief The same configuration on another stream.
+  [[nodiscard]] constexpr launch_config on(stream_ref s) const noexcept {
+    launch_config c = *this;
+    c.stream = s;
+    return c;
+  }
+  /// @brief The same configuration with `bytes` of dynamic shared memory per block.
+  [[nodiscard]] constexpr launch_config with_shared_bytes(std::size_t bytes) const noexcept {
+    launch_config c = *this;
+    c.shared_bytes = bytes;
+    return c;
+  }
+  /// @brief Total threads launched: grid volume times block volume.
+  [[nodiscard]] constexpr std::uint64_t threads() const noexcept {
+    return grid.volume() * block.volume();
+  }
+  /// @brief True when the grid has no blocks: launching it does nothing.
+  [[nodiscard]] constexpr bool empty() const noexcept { return grid.empty(); }
+};
+
+/// The largest grid.x both CUDA and HIP accept: 2^31 - 1.
+inline constexpr std::uint64_t max_grid_x = 0x7fffffffu;
+
+/// @brief A 1-D configuration with `block` threads per block and enough blocks to cover n
+/// threads: grid.x = ceil(n / block). n = 0 gives an empty grid, whose launch does nothing.
+/// @throws std::invalid_argument when block is 0.
+/// @throws std::length_error when n needs more than 2^31 - 1 blocks (use a grid-stride loop).
+inline launch_config grid_for(std::size_t n, unsigned block = 256) {
+  if (block == 0) throw std::invalid_argument("unimem::grid_for: the block size must be positive");
+  const std::uint64_t blocks = std::uint64_t{n} / block + (std::uint64_t{n} % block != 0 ? 1 : 0);
+  if (blocks > max_grid_x) {
+    throw std::length_error("unimem::grid_for: " + std::to_string(n) + " threads in blocks of " +
+                            std::to_string(block) + " need " + std::to_string(blocks) +
+                            " blocks, more than the 2^31 - 1 a grid can have; use a grid-stride "
+                            "loop with a fixed grid");
+  }
+  return launch_config(dims(static_cast<unsigned>(blocks)), dims(block));
+}
+
+UNIMEM_END_NAMESPACE

@@ -1,0 +1,53 @@
+// unimem: stream_ref, a non-owning handle to a runtime stream.
+#pragma once
+
+#include "detail/backend.hpp"
+#include "error.hpp"
+
+UNIMEM_BEGIN_NAMESPACE
+
+/// @brief A non-owning reference to a stream; the default-constructed one is the default
+/// stream. Trivially copyable; converts from the runtime's native handle.
+class stream_ref {
+ public:
+  using native_handle_type = detail::backend::stream_handle;
+
+  /// @brief The default stream.
+  constexpr stream_ref() noexcept = default;
+  /// @brief Wraps a native handle (hipStream_t / cudaStream_t); nullptr is the default stream.
+  constexpr stream_ref(native_handle_type handle) noexcept : handle_(handle) {}  // NOLINT
+
+  [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
+  [[nodiscard]] constexpr bool is_default() const noexcept { return handle_ == nullptr; }
+
+  /// @brief Waits until all work queued on the stream has finished.
+  /// @throws unimem::error, which carries any asynchronous error of that work.
+  void synchronize() const { UNIMEM_DETAIL_CHECK(detail::backend::stream_synchronize(handle_)); }
+
+  /// @brief True when all work queued on the stream has finished; never blocks.
+  /// @throws unimem::error when the query reports an error other than "not ready".
+  [[nodiscard]] bool ready() const {
+    const detail::backend::result r = detail::backend::stream_query(handle_);
+    if (r.code == detail::backend::error_not_ready) {
+      (void)detail::backend::take_last_error();  // not-ready is not an error to keep
+      return false;
+    }
+    UNIMEM_DETAIL_CHECK(r);
+    return true;
+  }
+
+  friend constexpr bool operator==(stream_ref a, stream_ref b) noexcept {
+    return a.handle_ == b.handle_;
+  }
+  friend constexpr bool operator!=(stream_ref a, stream_ref b) noexcept {
+    return a.handle_ != b.handle_;
+  }
+
+ private:
+  native_handle_type handle_ = nullptr;
+};
+
+/// @brief The default stream.
+inline constexpr stream_ref default_stream{};
+
+UNIMEM_END_NAMESPACE

@@ -1,0 +1,13 @@
+// unimem: portable, fast GPU unified memory for HIP (AMD, NVIDIA) and CUDA.
+// The umbrella header: include this one.
+#pragma once
+
+#include "detail/backend.hpp"
+#include "device.hpp"
+#include "error.hpp"
+#include "launch.hpp"
+#include "launch_config.hpp"
+#include "managed_buffer.hpp"
+#include "stream_ref.hpp"
+#include "version.hpp"
+#include "view.hpp"

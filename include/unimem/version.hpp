@@ -1,0 +1,10 @@
+// unimem: library version.
+#pragma once
+
+#define UNIMEM_VERSION_MAJOR 0
+#define UNIMEM_VERSION_MINOR 1
+#define UNIMEM_VERSION_PATCH 0
+/// major * 10000 + minor * 100 + patch
+#define UNIMEM_VERSION \
+  (UNIMEM_VERSION_MAJOR * 10000 + UNIMEM_VERSION_MINOR * 100 + UNIMEM_VERSION_PATCH)
+#define UNIMEM_VERSION_STRING "0.1.0"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the toolchains unimem's test command needs on Debian 12 (bookworm), if missing.
+#   hipcc + libamdhip64-dev     HIP for AMD (HIP 5.2, clang-15)
+#   libgtest-dev                GoogleTest
+#   nvidia-cuda-toolkit, g++-11 CUDA 11.8 from non-free, the host side of HIP-on-NVIDIA
+# Native CUDA (nvcc >= 12) is expected at /usr/local/cuda or on PATH; it is not installed here.
+# Needs root for apt-get; without root it only reports what is missing.
+set -euo pipefail
+
+need=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+for p in cmake hipcc libamdhip64-dev libgtest-dev g++-11 nvidia-cuda-toolkit; do
+  have_pkg "$p" || need+=("$p")
+done
+[ ${#need[@]} -eq 0 ] && { echo "install-deps: all toolchain packages present"; exit 0; }
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages: ${need[*]} (run as root to install them)" >&2
+  exit 1
+fi
+
+# CUDA 11.8 (nvidia-cuda-toolkit) lives in Debian's non-free component.
+src=/etc/apt/sources.list.d/unimem-non-free.sources
+if [[ " ${need[*]} " == *" nvidia-cuda-toolkit "* ]] && [ ! -f "$src" ]; then
+  cat > "$src" <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: contrib non-free
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}"
+echo "install-deps: installed ${need[*]}"

@@ -1,0 +1,36 @@
+// Each UNIMEM_CASE must fail to compile with one readable unimem::launch message;
+// case 0 is the control that must compile. Built by ctest (tests/CMakeLists.txt).
+#include <unimem/unimem.hpp>
+
+#include <string>
+
+__global__ void takes_floats(float* out, const float* in, std::size_t n) {
+  if (n > 0) out[0] = in[0];
+}
+__global__ void takes_int(int x) { (void)x; }
+
+int main() {
+  unimem::managed_buffer<float> f;
+  unimem::managed_buffer<int> i;
+  const unimem::managed_buffer<float>& cf = f;
+  const auto cfg = unimem::grid_for(0);
+#ifndef UNIMEM_CASE
+#error "define UNIMEM_CASE"
+#elif UNIMEM_CASE == 0  // control: valid calls
+  unimem::launch(takes_floats, cfg, f, cf, f.size());
+  unimem::launch(takes_floats, cfg, f.view(), f, 0);
+  unimem::launch(takes_int, cfg, 3u);
+#elif UNIMEM_CASE == 1  // wrong element type
+  unimem::launch(takes_floats, cfg, i, f, 0);
+#elif UNIMEM_CASE == 2  // const buffer to a non-const pointer
+  unimem::launch(takes_floats, cfg, cf, f, 0);
+#elif UNIMEM_CASE == 3  // temporary buffer
+  unimem::launch(takes_floats, cfg, unimem::managed_buffer<float>(), f, 0);
+#elif UNIMEM_CASE == 4  // wrong number of arguments
+  unimem::launch(takes_floats, cfg, f, f);
+#elif UNIMEM_CASE == 5  // not trivially copyable
+  unimem::launch(takes_int, cfg, std::string("x"));
+#endif
+  (void)i;
+  return 0;
+}

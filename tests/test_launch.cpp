@@ -1,0 +1,192 @@
+// launch(): argument conversion, errors, and data kept intact across CPU and GPU with no copy.
+#include "test_support.hpp"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+__global__ void launch_test_vector_add(const float* a, const float* b, float* c, std::size_t n) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+__global__ void launch_test_scale_view(unimem::view<float> v, unimem::view<const float> src,
+                                       float factor) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < v.size()) v[i] = src[i] * factor;
+}
+
+// Reads what the CPU wrote, writes something the CPU checks.
+__global__ void launch_test_round(std::uint32_t* data, std::size_t n, std::uint32_t round) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) data[i] = data[i] * 3u + round;
+}
+
+struct params {
+  int offset;
+  double scale;
+  char tag;
+};
+
+__global__ void launch_test_mixed(int* out, params p, long long big, unsigned char small,
+                                  const int* in) {
+  out[0] = p.offset + static_cast<int>(p.scale * 2) + p.tag + static_cast<int>(big >> 40) + small +
+           in[0];
+}
+
+__global__ void launch_test_touch(int* flag) { *flag = 1; }
+
+namespace {
+
+std::size_t count_wrong_sums(const unimem::managed_buffer<float>& c, std::size_t n) {
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += c[i] != 3.0f * static_cast<float>(i % 4096);
+  return wrong;
+}
+
+}  // namespace
+
+// ---- host tests: no runtime call is made ----
+
+TEST(Launch, EmptyGridIsANoOp) {
+  // An empty grid launches nothing and makes no runtime call: it succeeds with or without a GPU.
+  unimem::managed_buffer<float> a, b, c;
+  EXPECT_NO_THROW(unimem::launch(launch_test_vector_add, unimem::grid_for(0), a, b, c, 0u));
+  EXPECT_NO_THROW(
+      unimem::launch(launch_test_touch, unimem::launch_config({0, 1, 1}, {32}), nullptr));
+}
+
+TEST(Launch, ZeroBlockExtentThrowsInvalidArgument) {
+  EXPECT_THROW(unimem::launch(launch_test_touch, unimem::launch_config({1}, {0}), nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(unimem::launch(launch_test_touch, unimem::launch_config({0}, {32, 0}), nullptr),
+               std::invalid_argument);
+}
+
+TEST(Launch, ArgumentConversionsAtCompileTime) {
+  using namespace unimem::detail;
+  using buf = unimem::managed_buffer<float>;
+  static_assert(std::is_same<kernel_value_t<buf&>, unimem::view<float>>::value, "");
+  static_assert(std::is_same<kernel_value_t<const buf&>, unimem::view<const float>>::value, "");
+  static_assert(argument_traits<buf&, float*>::ok, "");
+  static_assert(argument_traits<buf&, const float*>::ok, "");
+  static_assert(argument_traits<const buf&, const float*>::ok, "");
+  static_assert(argument_traits<buf&, unimem::view<float>>::ok, "");
+  static_assert(argument_traits<buf&, unimem::view<const float>>::ok, "");
+  static_assert(argument_traits<const buf&, unimem::view<const float>>::ok, "");
+  static_assert(argument_traits<unimem::view<float>, float*>::ok, "");
+  static_assert(argument_traits<int, long>::ok, "");
+  static_assert(argument_traits<const std::size_t&, std::size_t>::ok, "");
+  static_assert(argument_traits<params&, params>::ok, "");
+  static_assert(argument_traits<std::nullptr_t, int*>::ok, "");
+  SUCCEED();
+}
+
+// ---- GPU tests ----
+
+class VectorAdd : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(VectorAdd, EveryElementIsRight) {
+  UNIMEM_REQUIRE_GPU();
+  const std::size_t n = GetParam();
+  unimem::managed_buffer<float> a(n), b(n), c(n, unimem::uninitialized);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = static_cast<float>(i % 4096);
+    b[i] = 2.0f * static_cast<float>(i % 4096);
+  }
+  unimem::launch(launch_test_vector_add, unimem::grid_for(n), a, b, c, n);
+  unimem::synchronize();
+  EXPECT_EQ(count_wrong_sums(c, n), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, VectorAdd,
+                         ::testing::Values(std::size_t{1}, std::size_t{1000}, std::size_t{1} << 20,
+                                           std::size_t{1} << 26));
+
+TEST(LaunchGpu, HundredRoundTripsWithoutCopies) {
+  UNIMEM_REQUIRE_GPU();
+  const std::size_t n = (1 << 20) + 3;  // not a multiple of the block
+  unimem::managed_buffer<std::uint32_t> data(n, unimem::uninitialized);
+  std::uint32_t* const where = data.data();
+  for (std::uint32_t round = 0; round < 100; ++round) {
+    for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<std::uint32_t>(i) + round;  // CPU
+    unimem::launch(launch_test_round, unimem::grid_for(n), data, n, round);              // GPU
+    unimem::synchronize();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {  // CPU reads what the GPU wrote
+      wrong += data[i] != (static_cast<std::uint32_t>(i) + round) * 3u + round;
+    }
+    ASSERT_EQ(wrong, 0u) << "round " << round;
+  }
+  EXPECT_EQ(data.data(), where);  // the same allocation throughout
+}
+
+TEST(LaunchGpu, ViewsAndConstBuffers) {
+  UNIMEM_REQUIRE_GPU();
+  const std::size_t n = 5000;
+  unimem::managed_buffer<float> out(n);
+  unimem::managed_buffer<float> in(n, 1.5f);
+  const unimem::managed_buffer<float>& const_in = in;
+  unimem::launch(launch_test_scale_view, unimem::grid_for(n, 128), out, const_in, 4.0f);
+  unimem::synchronize();
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 6.0f) << i;
+
+  // A view passed explicitly, and a sub-range of it.
+  auto part = out.view().subview(1000, 10);
+  unimem::launch(launch_test_scale_view, unimem::grid_for(part.size()), part, in.cview(), -1.0f);
+  unimem::synchronize();
+  EXPECT_EQ(out[999], 6.0f);
+  EXPECT_EQ(out[1000], -1.5f);
+  EXPECT_EQ(out[1009], -1.5f);
+  EXPECT_EQ(out[1010], 6.0f);
+}
+
+TEST(LaunchGpu, ScalarsAndStructsByValue) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_buffer<int> out(1);
+  const unimem::managed_buffer<int> in{100};
+  const params p{1, 10.0, 3};
+  unimem::launch(launch_test_mixed, unimem::launch_config(1, 1), out, p, 5LL << 40,
+                 static_cast<unsigned char>(7), in);
+  unimem::synchronize();
+  EXPECT_EQ(out[0], 1 + 20 + 3 + 5 + 7 + 100);
+}
+
+TEST(LaunchGpu, BadConfigThrowsAndLaterLaunchesWork) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_buffer<int> flag(1);
+  try {
+    unimem::launch(launch_test_touch, unimem::launch_config(1, 4096), flag);
+    FAIL() << "a launch with 4096 threads per block did not throw";
+  } catch (const unimem::error& e) {
+    EXPECT_NE(e.code(), unimem::native_status{});
+    EXPECT_NE(e.call().find("LaunchKernel"), std::string::npos) << e.call();
+    EXPECT_NE(std::string(e.what()).find("block (4096, 1, 1)"), std::string::npos) << e.what();
+    EXPECT_FALSE(e.no_gpu());
+  }
+  // Too much dynamic shared memory is rejected the same way.
+  EXPECT_THROW(unimem::launch(launch_test_touch,
+                              unimem::launch_config(1, 32).with_shared_bytes(std::size_t{1} << 30),
+                              flag),
+               unimem::error);
+  EXPECT_EQ(flag[0], 0);  // nothing ran
+
+  // The errors did not linger: the next launch and synchronisation succeed.
+  unimem::launch(launch_test_touch, unimem::launch_config(1, 1), flag);
+  EXPECT_NO_THROW(unimem::synchronize());
+  EXPECT_EQ(flag[0], 1);
+  const std::size_t n = 300;
+  unimem::managed_buffer<float> a(n, 1.0f), b(n, 2.0f), c(n);
+  unimem::launch(launch_test_vector_add, unimem::grid_for(n), a, b, c, n);
+  unimem::synchronize();
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(c[i], 3.0f);
+}
+
+TEST(LaunchGpu, EmptyGridLeavesDataAlone) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_buffer<int> flag(1);
+  unimem::launch(launch_test_touch, unimem::launch_config({0}, {64}), flag);
+  unimem::synchronize();
+  EXPECT_EQ(flag[0], 0);
+}

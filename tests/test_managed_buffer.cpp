@@ -1,0 +1,189 @@
+// managed_buffer<T>: size checks, ownership, constructors (host tests run everywhere;
+// tests that allocate skip without a GPU).
+#include "test_support.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <iterator>
+#include <limits>
+#include <list>
+#include <sstream>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+static_assert(!std::is_copy_constructible<unimem::managed_buffer<float>>::value, "");
+static_assert(!std::is_copy_assignable<unimem::managed_buffer<float>>::value, "");
+static_assert(std::is_nothrow_move_constructible<unimem::managed_buffer<float>>::value, "");
+static_assert(std::is_nothrow_move_assignable<unimem::managed_buffer<float>>::value, "");
+static_assert(std::is_nothrow_destructible<unimem::managed_buffer<float>>::value, "");
+
+namespace {
+
+// A host-memory policy that counts, to test the ownership core without a GPU.
+struct counting_memory {
+  static constexpr const char* name = "counting_buffer";
+  static inline int live = 0;
+  static inline int allocations = 0;
+  static unimem::detail::backend::result allocate(void** p, std::size_t bytes) noexcept {
+    *p = std::malloc(bytes);
+    ++live;
+    ++allocations;
+    return {unimem::detail::backend::success, "malloc"};
+  }
+  static void deallocate(void* p) noexcept {
+    std::free(p);
+    --live;
+  }
+};
+using counted = unimem::detail::owned_array<int, counting_memory>;
+
+struct pod {
+  int a;
+  double b;
+};
+
+}  // namespace
+
+TEST(ManagedBuffer, SizeOverflowThrowsLengthErrorBeforeAnyRuntimeCall) {
+  // std::length_error, not unimem::error: the size check comes before the runtime call, which
+  // would fail differently (no GPU, out of memory) or could hang.
+  using B = unimem::managed_buffer<float>;
+  const std::size_t max = std::numeric_limits<std::size_t>::max();
+  EXPECT_THROW((void)B(max), std::length_error);
+  EXPECT_THROW((void)B(max / sizeof(float) + 1), std::length_error);
+  EXPECT_THROW((void)B(B::max_size() + 1), std::length_error);
+  EXPECT_THROW((void)B(max, unimem::uninitialized), std::length_error);
+  EXPECT_THROW((void)B(max / 2, 1.0f), std::length_error);
+  EXPECT_THROW((void)unimem::managed_buffer<pod>(max / sizeof(pod) + 1), std::length_error);
+  try {
+    B b(max);
+  } catch (const std::length_error& e) {
+    EXPECT_NE(std::string(e.what()).find("managed_buffer"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ManagedBuffer, ZeroSizeAllocatesNothing) {
+  unimem::managed_buffer<float> a;
+  unimem::managed_buffer<float> b(0);
+  unimem::managed_buffer<float> c(0, unimem::uninitialized);
+  unimem::managed_buffer<float> d({});
+  std::vector<float> none;
+  unimem::managed_buffer<float> e(none.begin(), none.end());
+  for (auto* buf : {&a, &b, &c, &d, &e}) {
+    EXPECT_TRUE(buf->empty());
+    EXPECT_EQ(buf->size(), 0u);
+    EXPECT_EQ(buf->bytes(), 0u);
+    EXPECT_EQ(buf->data(), nullptr);
+    EXPECT_EQ(buf->begin(), buf->end());
+    EXPECT_TRUE(buf->view().empty());
+    EXPECT_THROW(buf->at(0), std::out_of_range);
+  }
+}
+
+TEST(ManagedBuffer, MovedFromEmptyBuffersStayValid) {
+  unimem::managed_buffer<int> a;
+  unimem::managed_buffer<int> b(std::move(a));
+  EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move): the moved-from state is defined
+  EXPECT_TRUE(b.empty());
+  a = std::move(b);
+  EXPECT_TRUE(a.empty());
+}
+
+TEST(OwnedArray, MoveTransfersOwnershipAndFreesExactlyOnce) {
+  counting_memory::live = 0;
+  {
+    counted a(100);
+    EXPECT_EQ(counting_memory::live, 1);
+    int* p = a.data();
+    counted b(std::move(a));
+    EXPECT_EQ(a.data(), nullptr);  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(a.size(), 0u);
+    EXPECT_EQ(b.data(), p);
+    EXPECT_EQ(b.size(), 100u);
+    counted c(10);
+    EXPECT_EQ(counting_memory::live, 2);
+    c = std::move(b);  // c's old array is freed
+    EXPECT_EQ(counting_memory::live, 1);
+    EXPECT_EQ(c.data(), p);
+    auto& self = c;
+    c = std::move(self);  // self-move keeps the array
+    EXPECT_EQ(c.data(), p);
+    EXPECT_EQ(counting_memory::live, 1);
+  }
+  EXPECT_EQ(counting_memory::live, 0);
+}
+
+TEST(OwnedArray, ZeroSizeAndReleaseAndOverflow) {
+  counting_memory::live = 0;
+  counting_memory::allocations = 0;
+  { counted z(0); }
+  EXPECT_EQ(counting_memory::allocations, 0);  // zero size makes no allocation call
+  EXPECT_THROW(counted(counted::max_size() + 1), std::length_error);
+  EXPECT_EQ(counting_memory::allocations, 0);  // nor does an overflowing size
+  int* raw = nullptr;
+  {
+    counted a(5);
+    raw = a.release();
+    EXPECT_EQ(a.data(), nullptr);
+    EXPECT_EQ(a.size(), 0u);
+  }
+  EXPECT_EQ(counting_memory::live, 1);  // released, not freed
+  counting_memory::deallocate(raw);
+  EXPECT_EQ(counting_memory::live, 0);
+}
+
+// ---- tests that allocate managed memory ----
+
+TEST(ManagedBufferGpu, Constructors) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_buffer<int> zeros(1000);
+  EXPECT_EQ(zeros.size(), 1000u);
+  EXPECT_EQ(zeros.bytes(), 4000u);
+  for (int v : zeros) ASSERT_EQ(v, 0);
+
+  unimem::managed_buffer<int> sevens(333, 7);
+  for (int v : sevens) ASSERT_EQ(v, 7);
+
+  unimem::managed_buffer<pod> list{{1, 1.5}, {2, 2.5}};
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[1].a, 2);
+  EXPECT_EQ(list.back().b, 2.5);
+
+  const std::list<short> l{5, 6, 7};
+  unimem::managed_buffer<short> from_list(l.begin(), l.end());
+  EXPECT_EQ(from_list.size(), 3u);
+  EXPECT_EQ(from_list.front(), 5);
+
+  std::istringstream in("10 20 30 40");
+  unimem::managed_buffer<long> from_stream{std::istream_iterator<long>(in),
+                                           std::istream_iterator<long>()};
+  ASSERT_EQ(from_stream.size(), 4u);
+  EXPECT_EQ(from_stream[3], 40);
+
+  unimem::managed_buffer<double> raw(1 << 20, unimem::uninitialized);
+  EXPECT_EQ(raw.size(), 1u << 20);
+  EXPECT_NE(raw.data(), nullptr);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(raw.data()) % 256, 0u);
+  EXPECT_EQ(zeros.at(999), 0);
+  EXPECT_THROW(zeros.at(1000), std::out_of_range);
+}
+
+TEST(ManagedBufferGpu, MoveKeepsTheAllocation) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_buffer<int> a(64, 3);
+  int* p = a.data();
+  unimem::managed_buffer<int> b(std::move(a));
+  EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(a.data(), nullptr);
+  EXPECT_EQ(b.data(), p);
+  EXPECT_EQ(b[63], 3);
+  unimem::managed_buffer<int> c(8, 1);
+  c = std::move(b);
+  EXPECT_EQ(c.data(), p);
+  EXPECT_EQ(c.size(), 64u);
+  swap(a, c);
+  EXPECT_EQ(a.data(), p);
+  EXPECT_TRUE(c.empty());
+}

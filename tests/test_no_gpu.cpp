@@ -1,0 +1,51 @@
+// The no-GPU path: a normal situation, reported with clear errors, never a crash.
+#include "test_support.hpp"
+
+#include <string>
+
+TEST(NoGpu, DeviceCountIsZero) {
+  UNIMEM_REQUIRE_NO_GPU();
+  EXPECT_EQ(unimem::device_count(), 0);
+  EXPECT_TRUE(unimem::devices().empty());
+}
+
+TEST(NoGpu, ManagedBufferThrowsNoGpuFound) {
+  UNIMEM_REQUIRE_NO_GPU();
+  try {
+    unimem::managed_buffer<float> b(1000);
+    FAIL() << "constructing a managed_buffer without a GPU did not throw";
+  } catch (const unimem::error& e) {
+    EXPECT_NE(std::string(e.what()).find("no GPU was found"), std::string::npos) << e.what();
+    EXPECT_TRUE(e.no_gpu());
+    EXPECT_NE(e.code(), unimem::native_status{});  // not success
+    EXPECT_NE(e.call().find("MallocManaged"), std::string::npos) << e.call();
+  }
+  EXPECT_THROW((void)unimem::managed_buffer<int>({1, 2, 3}), unimem::error);
+  EXPECT_THROW((void)unimem::managed_buffer<int>(10, unimem::uninitialized), unimem::error);
+}
+
+TEST(NoGpu, ZeroSizeBufferNeedsNoGpu) {
+  UNIMEM_REQUIRE_NO_GPU();
+  unimem::managed_buffer<double> b(0);
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(b.data(), nullptr);
+}
+
+TEST(NoGpu, DeviceObjectsThrow) {
+  UNIMEM_REQUIRE_NO_GPU();
+  try {
+    unimem::device d(0);
+    FAIL() << "unimem::device(0) did not throw without a GPU";
+  } catch (const unimem::error& e) {
+    EXPECT_TRUE(e.no_gpu());
+    EXPECT_NE(std::string(e.what()).find("no GPU was found"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(unimem::synchronize(), unimem::error);
+}
+
+TEST(NoGpu, ReportSaysSo) {
+  UNIMEM_REQUIRE_NO_GPU();
+  const std::string r = unimem::report();
+  EXPECT_NE(r.find("no GPU was found"), std::string::npos) << r;
+  EXPECT_NE(r.find(unimem::backend_name()), std::string::npos) << r;
+}

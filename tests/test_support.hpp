@@ -1,0 +1,40 @@
+// Shared helpers for unimem's tests (written once, built for every toolchain).
+#pragma once
+
+#include <unimem/unimem.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace unimem_test {
+
+inline bool has_gpu() { return unimem::device_count() > 0; }
+
+/// ctest sets this when it hides every GPU (CUDA_VISIBLE_DEVICES=-1, HIP_VISIBLE_DEVICES=-1):
+/// the no-GPU tests must then run, not skip.
+inline bool expect_no_gpu() {
+  const char* v = std::getenv("UNIMEM_TEST_EXPECT_NO_GPU");
+  return v != nullptr && std::string(v) == "1";
+}
+
+}  // namespace unimem_test
+
+/// Skips the current test, with the reason, on a machine without a GPU.
+#define UNIMEM_REQUIRE_GPU()                                                              \
+  do {                                                                                    \
+    if (!::unimem_test::has_gpu())                                                        \
+      GTEST_SKIP() << "no GPU: unimem::device_count() == 0 (" << unimem::backend_name() \
+                   << ")";                                                                \
+  } while (0)
+
+/// Skips the current test when a GPU is visible, unless ctest asked for the no-GPU path.
+#define UNIMEM_REQUIRE_NO_GPU()                                                              \
+  do {                                                                                       \
+    if (::unimem_test::has_gpu()) {                                                          \
+      ASSERT_FALSE(::unimem_test::expect_no_gpu())                                           \
+          << "UNIMEM_TEST_EXPECT_NO_GPU=1 but device_count() = " << unimem::device_count(); \
+      GTEST_SKIP() << "a GPU is visible; ctest runs these tests again with every GPU hidden"; \
+    }                                                                                        \
+  } while (0)

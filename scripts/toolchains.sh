@@ -1,0 +1,52 @@
+# Sourced by test.sh and run-example.sh: how to configure unimem for each toolchain.
+#   hip-amd     CXX=hipcc for AMD (gfx90a wave64 + gfx1030 wave32 by default)
+#   hip-nvidia  HIP_PLATFORM=nvidia hipcc over CUDA 11.8 (Debian non-free) with g++-11
+#   cuda        native CUDA with the newest nvcc found (/usr/local/cuda first)
+# unimem_toolchain <name> <build dir> sets two arrays: tc_env (environment for cmake, the
+# build and ctest) and tc_cfg (cmake configure arguments).
+
+unimem_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# HIP on NVIDIA: hipcc adds -isystem $CUDA_PATH/include, and CUDA_PATH=/usr would put
+# /usr/include ahead of libstdc++'s own headers. A folder of links with an empty include/ avoids
+# that (nvcc finds /usr/include by itself).
+unimem_cuda11_shim() {
+  local shim=$1/cuda-11-shim
+  mkdir -p "$shim/include"
+  ln -sfn /usr/lib/nvidia-cuda-toolkit/bin "$shim/bin"
+  ln -sfn /usr/lib/x86_64-linux-gnu "$shim/lib64"
+  echo "$shim"
+}
+
+unimem_native_nvcc() {
+  local c
+  for c in "${CUDACXX:-}" /usr/local/cuda/bin/nvcc $(ls -d /usr/local/cuda-*/bin/nvcc 2>/dev/null | sort -rV); do
+    if [ -n "$c" ] && [ -x "$c" ]; then echo "$c"; return 0; fi
+  done
+  command -v nvcc
+}
+
+unimem_toolchain() {
+  local tc=$1 dir=$2
+  tc_cfg=(-S "$unimem_root" -B "$dir")
+  command -v ninja >/dev/null && tc_cfg+=(-G Ninja)
+  tc_env=()
+  case $tc in
+    hip-amd)
+      tc_env=(CXX=hipcc HIP_PLATFORM=amd) ;;
+    hip-nvidia)
+      # /usr/bin first: CUDA 11.8's ptxas and fatbinary, not those of a newer CUDA on PATH.
+      tc_env=(CXX=hipcc HIP_PLATFORM=nvidia CUDA_PATH="$(unimem_cuda11_shim "$(dirname "$dir")")"
+              PATH="/usr/bin:$PATH")
+      # CMake cannot read the library architecture through hipcc -> nvcc; say it.
+      tc_cfg+=(-DCMAKE_CXX_FLAGS="-ccbin g++-11"
+               -DCMAKE_LIBRARY_ARCHITECTURE="$(gcc -print-multiarch)") ;;
+    cuda)
+      local nvcc
+      nvcc=$(unimem_native_nvcc) || true
+      if [ -z "$nvcc" ]; then echo "no nvcc found for the cuda toolchain" >&2; return 1; fi
+      tc_cfg+=(-DUNIMEM_BACKEND=CUDA -DCMAKE_CUDA_COMPILER="$nvcc") ;;
+    *)
+      echo "unknown toolchain '$tc' (hip-amd, hip-nvidia, cuda)" >&2; return 1 ;;
+  esac
+}

@@ -52,6 +52,9 @@ struct launch_config {
   dims block{1};
   std::size_t shared_bytes = 0;
   stream_ref stream{};
+  /// The device to launch on; -1 (the default) means the calling thread's current device.
+  /// The stream, if not the default stream, must belong to that device.
+  int device = -1;
 
   constexpr launch_config() noexcept = default;
   constexpr launch_config(dims grid_, dims block_, std::size_t shared_bytes_ = 0,
@@ -62,6 +65,12 @@ struct launch_config {
   [[nodiscard]] constexpr launch_config on(stream_ref s) const noexcept {
     launch_config c = *this;
     c.stream = s;
+    return c;
+  }
+  /// @brief The same configuration on device `id` (made current for the launch only).
+  [[nodiscard]] constexpr launch_config on_device(int id) const noexcept {
+    launch_config c = *this;
+    c.device = id;
     return c;
   }
   /// @brief The same configuration with `bytes` of dynamic shared memory per block.

@@ -4,7 +4,11 @@
 #include "detail/backend.hpp"
 #include "detail/kernel_args.hpp"
 #include "detail/owned_array.hpp"
+#include "device.hpp"
 #include "error.hpp"
+#include "location.hpp"
+#include "migration.hpp"
+#include "stream_ref.hpp"
 #include "view.hpp"
 
 #include <algorithm>
@@ -12,6 +16,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -76,6 +81,29 @@ class managed_buffer {
   managed_buffer(size_type n, const T& value) : storage_(n) {
     std::uninitialized_fill(begin(), end(), value);
   }
+  /// @brief n zero-initialised elements whose pages start at ft.where: on a device, the
+  /// pages are prefetched there and zeroed there (never touched by the CPU), in the order of
+  /// ft.stream; the constructor waits for ft.stream. On the host, as managed_buffer(n).
+  /// @code
+  ///   unimem::managed_buffer<float> a(n, unimem::first_touch(unimem::location::device(0)));
+  /// @endcode
+  managed_buffer(size_type n, first_touch_t ft) : storage_(n) {
+    static_assert(std::is_trivially_default_constructible<T>::value,
+                  "managed_buffer(n, first_touch(...)) zero-fills on the device, which is "
+                  "value-initialisation only for trivially default constructible T; use "
+                  "managed_buffer(n, first_touch(...), unimem::uninitialized) and a kernel");
+    if (ft.where.is_host()) {
+      std::uninitialized_value_construct(begin(), end());
+    } else {
+      place(ft, true);
+    }
+  }
+  /// @brief n uninitialised elements whose pages start at ft.where (prefetched there, in the
+  /// order of ft.stream, which the constructor waits for); initialise them there, e.g. with a
+  /// kernel.
+  managed_buffer(size_type n, first_touch_t ft, uninitialized_t) : storage_(n) {
+    place(ft, false);
+  }
   /// @brief A copy of the list.
   managed_buffer(std::initializer_list<T> values) : storage_(values.size()) {
     std::uninitialized_copy(values.begin(), values.end(), data());
@@ -122,6 +150,39 @@ class managed_buffer {
   [[nodiscard]] unimem::view<const T> view() const noexcept { return {data(), size()}; }
   [[nodiscard]] unimem::view<const T> cview() const noexcept { return {data(), size()}; }
 
+  // ---- placement (see migration.hpp for the free functions over views and sub-ranges) ----
+
+  /// @brief Queues a migration of all pages to l on stream s (asynchronous, stream-ordered).
+  hint_status prefetch(location l, stream_ref s = {}) const {
+    return unimem::prefetch(cview(), l, s);
+  }
+  /// @brief Advice for the whole buffer (l is ignored for advice::read_mostly).
+  hint_status advise(advice a, location l) const { return unimem::advise(cview(), a, l); }
+  /// @brief advise(advice::read_mostly). @throws std::invalid_argument for other advice.
+  hint_status advise(advice a) const { return unimem::advise(cview(), a); }
+  hint_status unadvise(advice a, location l) const { return unimem::unadvise(cview(), a, l); }
+  hint_status unadvise(advice a) const { return unimem::unadvise(cview(), a); }
+  [[nodiscard]] bool is_read_mostly() const { return unimem::is_read_mostly(cview()); }
+  [[nodiscard]] std::optional<location> preferred_location() const {
+    return unimem::preferred_location(cview());
+  }
+  [[nodiscard]] std::optional<location> last_prefetch_location() const {
+    return unimem::last_prefetch_location(cview());
+  }
+  [[nodiscard]] std::vector<location> accessed_by() const { return unimem::accessed_by(cview()); }
+  /// @brief Prefetches to the host on s and waits: the CPU may then read without faults.
+  hint_status ready_for_host(stream_ref s = {}) const { return unimem::ready_for_host(cview(), s); }
+
+  /// @brief Attaches the allocation to stream s (hipStreamAttachMemAsync /
+  /// cudaStreamAttachMemAsync), asynchronously on s. HIP on AMD documents the call as a no-op.
+  void attach(stream_ref s, attach_mode m = attach_mode::single) {
+    if (empty()) return;
+    const detail::backend::attach_kind k = m == attach_mode::global ? detail::backend::attach_kind::global
+                                           : m == attach_mode::host ? detail::backend::attach_kind::host
+                                                                    : detail::backend::attach_kind::single;
+    UNIMEM_DETAIL_CHECK(detail::backend::stream_attach(s.get(), data(), k));
+  }
+
   void swap(managed_buffer& other) noexcept { storage_.swap(other.storage_); }
   friend void swap(managed_buffer& a, managed_buffer& b) noexcept { a.swap(b); }
 
@@ -136,6 +197,21 @@ class managed_buffer {
       : managed_buffer(std::vector<T>(first, last), std::input_iterator_tag{}) {}
   managed_buffer(std::vector<T>&& values, std::input_iterator_tag)
       : managed_buffer(values.begin(), values.end(), std::forward_iterator_tag{}) {}
+
+  // First touch on a device: prefetch there (the policy applies), optionally zero there, wait.
+  void place(first_touch_t ft, bool zero) {
+    if (empty()) return;
+    detail::check_location(ft.where, "unimem::first_touch");
+    if (ft.where.is_host()) {
+      (void)unimem::prefetch(cview(), ft.where, ft.stream);
+      ft.stream.synchronize();
+      return;
+    }
+    device_guard g(ft.where.device_id());  // the default stream and the memset of that device
+    (void)unimem::prefetch(cview(), ft.where, ft.stream);
+    if (zero) UNIMEM_DETAIL_CHECK(detail::backend::memset_async(data(), 0, bytes(), ft.stream.get()));
+    ft.stream.synchronize();
+  }
 
   size_type checked(size_type i) const {
     if (i >= size()) {
@@ -152,6 +228,7 @@ namespace detail {
 template <class T>
 struct kernel_arg_traits<managed_buffer<T>> {
   static constexpr bool owner = true;
+  static constexpr bool tagged = false;
 };
 }  // namespace detail
 

@@ -49,6 +49,42 @@ struct extent3 {
   unsigned x, y, z;
 };
 
+/// Where managed pages should live: the host, or a device ordinal.
+struct native_location {
+  bool host;
+  int id;
+};
+
+/// The id the range-attribute queries report for "no single location".
+constexpr int no_location_id = -2;
+/// The id the range-attribute queries report for the host.
+constexpr int host_location_id = -1;
+
+/// Memory advice, mapped onto each runtime's enumeration.
+enum class mem_advice {
+  set_read_mostly,
+  unset_read_mostly,
+  set_preferred_location,
+  unset_preferred_location,
+  set_accessed_by,
+  unset_accessed_by,
+};
+
+/// Range attributes that answer with one int (or an int array for accessed_by).
+enum class range_attribute { read_mostly, preferred_location, accessed_by, last_prefetch_location };
+
+/// Stream attachment of managed memory.
+enum class attach_kind { global, host, single };
+
+/// Converts to whatever pointer type a runtime's parameter has (void*, hipDeviceptr_t*, ...).
+struct any_pointer {
+  void* p;
+  template <class T>
+  operator T*() const noexcept {  // NOLINT: implicit on purpose
+    return static_cast<T*>(p);
+  }
+};
+
 }  // namespace backend
 }  // namespace detail
 UNIMEM_END_NAMESPACE

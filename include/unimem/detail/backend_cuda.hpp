@@ -26,6 +26,7 @@ using result = basic_result<status>;
 constexpr status success = cudaSuccess;
 constexpr status error_invalid_device = cudaErrorInvalidDevice;
 constexpr status error_invalid_value = cudaErrorInvalidValue;
+constexpr status error_not_supported = cudaErrorNotSupported;
 constexpr status error_not_ready = cudaErrorNotReady;
 
 inline const char* name() noexcept { return "CUDA"; }
@@ -122,6 +123,127 @@ inline result stream_synchronize(stream_handle s) noexcept {
 }
 inline result stream_query(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaStreamQuery(s));
+}
+
+// ---- data placement (managed memory) ----
+// CUDA < 12.2 takes an int device (cudaCpuDeviceId for the host); 12.2 to 12.9 add the *_v2
+// calls with cudaMemLocation; CUDA 13 keeps only the cudaMemLocation form. Chosen here, once.
+#if CUDART_VERSION >= 12020
+inline cudaMemLocation to_native(native_location l) noexcept {
+  cudaMemLocation n{};
+  n.type = l.host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+  n.id = l.host ? cudaCpuDeviceId : l.id;
+  return n;
+}
+#else
+inline int to_native(native_location l) noexcept { return l.host ? cudaCpuDeviceId : l.id; }
+#endif
+
+/// The form of the placement calls this build uses, for reports.
+inline const char* placement_api() noexcept {
+#if CUDART_VERSION >= 13000
+  return "cudaMemPrefetchAsync/cudaMemAdvise (cudaMemLocation)";
+#elif CUDART_VERSION >= 12020
+  return "cudaMemPrefetchAsync_v2/cudaMemAdvise_v2 (cudaMemLocation)";
+#else
+  return "cudaMemPrefetchAsync/cudaMemAdvise (int device, cudaCpuDeviceId)";
+#endif
+}
+
+inline result prefetch(const void* p, std::size_t bytes, native_location l,
+                       stream_handle s) noexcept {
+#if CUDART_VERSION >= 13000
+  return UNIMEM_DETAIL_NATIVE(cudaMemPrefetchAsync(p, bytes, to_native(l), 0, s));
+#elif CUDART_VERSION >= 12020
+  return UNIMEM_DETAIL_NATIVE(cudaMemPrefetchAsync_v2(p, bytes, to_native(l), 0, s));
+#else
+  return UNIMEM_DETAIL_NATIVE(cudaMemPrefetchAsync(p, bytes, to_native(l), s));
+#endif
+}
+
+inline result advise(const void* p, std::size_t bytes, mem_advice a, native_location l) noexcept {
+  cudaMemoryAdvise native = cudaMemAdviseSetReadMostly;
+  switch (a) {
+    case mem_advice::set_read_mostly: native = cudaMemAdviseSetReadMostly; break;
+    case mem_advice::unset_read_mostly: native = cudaMemAdviseUnsetReadMostly; break;
+    case mem_advice::set_preferred_location: native = cudaMemAdviseSetPreferredLocation; break;
+    case mem_advice::unset_preferred_location: native = cudaMemAdviseUnsetPreferredLocation; break;
+    case mem_advice::set_accessed_by: native = cudaMemAdviseSetAccessedBy; break;
+    case mem_advice::unset_accessed_by: native = cudaMemAdviseUnsetAccessedBy; break;
+  }
+#if CUDART_VERSION >= 13000
+  return UNIMEM_DETAIL_NATIVE(cudaMemAdvise(p, bytes, native, to_native(l)));
+#elif CUDART_VERSION >= 12020
+  return UNIMEM_DETAIL_NATIVE(cudaMemAdvise_v2(p, bytes, native, to_native(l)));
+#else
+  return UNIMEM_DETAIL_NATIVE(cudaMemAdvise(p, bytes, native, to_native(l)));
+#endif
+}
+
+/// Reads an int attribute (an array of `count` ints for accessed_by) of [p, p + bytes).
+inline result range_attribute_ints(int* out, std::size_t count, range_attribute a, const void* p,
+                                   std::size_t bytes) noexcept {
+  cudaMemRangeAttribute native = cudaMemRangeAttributeReadMostly;
+  switch (a) {
+    case range_attribute::read_mostly: native = cudaMemRangeAttributeReadMostly; break;
+    case range_attribute::preferred_location:
+      native = cudaMemRangeAttributePreferredLocation;
+      break;
+    case range_attribute::accessed_by: native = cudaMemRangeAttributeAccessedBy; break;
+    case range_attribute::last_prefetch_location:
+      native = cudaMemRangeAttributeLastPrefetchLocation;
+      break;
+  }
+  return UNIMEM_DETAIL_NATIVE(
+      cudaMemRangeGetAttribute(out, count * sizeof(int), native, p, bytes));
+}
+
+/// Attaches a whole managed allocation to a stream.
+inline result stream_attach(stream_handle s, void* p, attach_kind k) noexcept {
+  const unsigned flags = k == attach_kind::global ? cudaMemAttachGlobal
+                         : k == attach_kind::host ? cudaMemAttachHost
+                                                  : cudaMemAttachSingle;
+  return UNIMEM_DETAIL_NATIVE(cudaStreamAttachMemAsync(s, p, 0, flags));
+}
+
+/// CUDA >= 12.8 can discard stale pages while prefetching (no data moves for ranges the kernel
+/// will overwrite). The batch call refuses the legacy default stream.
+#if CUDART_VERSION >= 12080
+constexpr bool has_discard_prefetch = true;
+inline result discard_and_prefetch(void** ptrs, std::size_t* sizes, std::size_t count,
+                                   native_location l, stream_handle s) noexcept {
+  cudaMemLocation where = to_native(l);
+  std::size_t first = 0;
+  return UNIMEM_DETAIL_NATIVE(
+      cudaMemDiscardAndPrefetchBatchAsync(ptrs, sizes, count, &where, &first, 1, 0, s));
+}
+#else
+constexpr bool has_discard_prefetch = false;
+inline result discard_and_prefetch(void**, std::size_t*, std::size_t, native_location,
+                                   stream_handle) noexcept {
+  return {cudaErrorNotSupported, "cudaMemDiscardAndPrefetchBatchAsync (needs CUDA 12.8)"};
+}
+#endif
+
+/// True for the legacy default stream, which the batch placement calls refuse.
+inline bool is_legacy_default_stream(stream_handle s) noexcept {
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+  return s == cudaStreamLegacy;
+#else
+  return s == nullptr || s == cudaStreamLegacy;
+#endif
+}
+
+inline result memset_async(void* p, int value, std::size_t bytes, stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaMemsetAsync(p, value, bytes, s));
+}
+
+inline result stream_create(stream_handle* s, bool non_blocking) noexcept {
+  return UNIMEM_DETAIL_NATIVE(
+      cudaStreamCreateWithFlags(s, non_blocking ? cudaStreamNonBlocking : cudaStreamDefault));
+}
+inline result stream_destroy(stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaStreamDestroy(s));
 }
 
 }  // namespace backend

@@ -41,6 +41,7 @@ using result = basic_result<status>;
 constexpr status success = hipSuccess;
 constexpr status error_invalid_device = hipErrorInvalidDevice;
 constexpr status error_invalid_value = hipErrorInvalidValue;
+constexpr status error_not_supported = hipErrorNotSupported;
 constexpr status error_not_ready = hipErrorNotReady;
 
 #if defined(UNIMEM_DETAIL_HIP_AMD)
@@ -173,6 +174,102 @@ inline result stream_synchronize(stream_handle s) noexcept {
 }
 inline result stream_query(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(hipStreamQuery(s));
+}
+
+// ---- data placement (managed memory) ----
+// HIP < 7.1 takes an int device (hipCpuDeviceId for the host); HIP >= 7.1 adds the *_v2 calls
+// with hipMemLocation, which unimem uses there. Chosen here, once.
+#if HIP_VERSION_MAJOR > 7 || (HIP_VERSION_MAJOR == 7 && HIP_VERSION_MINOR >= 1)
+#define UNIMEM_DETAIL_HIP_MEM_LOCATION 1
+inline hipMemLocation to_native(native_location l) noexcept {
+  hipMemLocation n{};
+  n.type = l.host ? hipMemLocationTypeHost : hipMemLocationTypeDevice;
+  n.id = l.host ? hipCpuDeviceId : l.id;
+  return n;
+}
+#else
+inline int to_native(native_location l) noexcept { return l.host ? hipCpuDeviceId : l.id; }
+#endif
+
+/// The form of the placement calls this build uses, for reports.
+inline const char* placement_api() noexcept {
+#if defined(UNIMEM_DETAIL_HIP_MEM_LOCATION)
+  return "hipMemPrefetchAsync_v2/hipMemAdvise_v2 (hipMemLocation)";
+#else
+  return "hipMemPrefetchAsync/hipMemAdvise (int device, hipCpuDeviceId)";
+#endif
+}
+
+inline result prefetch(const void* p, std::size_t bytes, native_location l,
+                       stream_handle s) noexcept {
+#if defined(UNIMEM_DETAIL_HIP_MEM_LOCATION)
+  return UNIMEM_DETAIL_NATIVE(hipMemPrefetchAsync_v2(p, bytes, to_native(l), 0, s));
+#else
+  return UNIMEM_DETAIL_NATIVE(hipMemPrefetchAsync(p, bytes, to_native(l), s));
+#endif
+}
+
+inline result advise(const void* p, std::size_t bytes, mem_advice a, native_location l) noexcept {
+  hipMemoryAdvise native = hipMemAdviseSetReadMostly;
+  switch (a) {
+    case mem_advice::set_read_mostly: native = hipMemAdviseSetReadMostly; break;
+    case mem_advice::unset_read_mostly: native = hipMemAdviseUnsetReadMostly; break;
+    case mem_advice::set_preferred_location: native = hipMemAdviseSetPreferredLocation; break;
+    case mem_advice::unset_preferred_location: native = hipMemAdviseUnsetPreferredLocation; break;
+    case mem_advice::set_accessed_by: native = hipMemAdviseSetAccessedBy; break;
+    case mem_advice::unset_accessed_by: native = hipMemAdviseUnsetAccessedBy; break;
+  }
+#if defined(UNIMEM_DETAIL_HIP_MEM_LOCATION)
+  return UNIMEM_DETAIL_NATIVE(hipMemAdvise_v2(p, bytes, native, to_native(l)));
+#else
+  return UNIMEM_DETAIL_NATIVE(hipMemAdvise(p, bytes, native, to_native(l)));
+#endif
+}
+
+/// Reads an int attribute (an array of `count` ints for accessed_by) of [p, p + bytes).
+inline result range_attribute_ints(int* out, std::size_t count, range_attribute a, const void* p,
+                                   std::size_t bytes) noexcept {
+  hipMemRangeAttribute native = hipMemRangeAttributeReadMostly;
+  switch (a) {
+    case range_attribute::read_mostly: native = hipMemRangeAttributeReadMostly; break;
+    case range_attribute::preferred_location: native = hipMemRangeAttributePreferredLocation; break;
+    case range_attribute::accessed_by: native = hipMemRangeAttributeAccessedBy; break;
+    case range_attribute::last_prefetch_location:
+      native = hipMemRangeAttributeLastPrefetchLocation;
+      break;
+  }
+  return UNIMEM_DETAIL_NATIVE(
+      hipMemRangeGetAttribute(out, count * sizeof(int), native, p, bytes));
+}
+
+/// Attaches a whole managed allocation to a stream (a no-op in HIP on AMD).
+inline result stream_attach(stream_handle s, void* p, attach_kind k) noexcept {
+  const unsigned flags = k == attach_kind::global ? hipMemAttachGlobal
+                         : k == attach_kind::host ? hipMemAttachHost
+                                                  : hipMemAttachSingle;
+  return UNIMEM_DETAIL_NATIVE(hipStreamAttachMemAsync(s, any_pointer{p}, 0, flags));
+}
+
+/// HIP has no discard-and-prefetch that unimem uses: out() arguments are prefetched.
+constexpr bool has_discard_prefetch = false;
+inline result discard_and_prefetch(void**, std::size_t*, std::size_t, native_location,
+                                   stream_handle) noexcept {
+  return {hipErrorNotSupported, "discard-and-prefetch (not available in HIP)"};
+}
+
+/// True for the default (null) stream.
+inline bool is_legacy_default_stream(stream_handle s) noexcept { return s == nullptr; }
+
+inline result memset_async(void* p, int value, std::size_t bytes, stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipMemsetAsync(p, value, bytes, s));
+}
+
+inline result stream_create(stream_handle* s, bool non_blocking) noexcept {
+  return UNIMEM_DETAIL_NATIVE(
+      hipStreamCreateWithFlags(s, non_blocking ? hipStreamNonBlocking : hipStreamDefault));
+}
+inline result stream_destroy(stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipStreamDestroy(s));
 }
 
 }  // namespace backend

@@ -16,6 +16,7 @@ namespace detail {
 template <class T>
 struct kernel_arg_traits {
   static constexpr bool owner = false;
+  static constexpr bool tagged = false;
 };
 
 template <class T>
@@ -23,12 +24,15 @@ struct is_view : std::false_type {};
 template <class T>
 struct is_view<view<T>> : std::true_type {};
 
-/// An owning buffer becomes its view (view<const T> through a const reference); anything
-/// else passes through unchanged.
+/// An owning buffer becomes its view (view<const T> through a const reference), an access
+/// tag its range; anything else passes through unchanged.
 template <class Arg>
 constexpr decltype(auto) kernel_value(Arg&& a) noexcept {
-  if constexpr (kernel_arg_traits<std::decay_t<Arg>>::owner) {
+  using traits = kernel_arg_traits<std::decay_t<Arg>>;
+  if constexpr (traits::owner) {
     return a.view();
+  } else if constexpr (traits::tagged) {
+    return traits::get(a);
   } else {
     return std::forward<Arg>(a);
   }

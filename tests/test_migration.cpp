@@ -1,0 +1,408 @@
+// Placement: locations, prefetch, advice and queries, first touch, attach, access-tagged
+// launches, the unsupported policy. Host tests run everywhere; GPU tests skip without a GPU.
+#include "test_support.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+__global__ void migration_spin_then_mark(std::uint64_t cycles, int* marker, int value) {
+  const long long start = clock64();
+  while (static_cast<std::uint64_t>(clock64() - start) < cycles) {
+  }
+  marker[0] = value;
+}
+
+__global__ void migration_combine(const int* a, int* b, int* c, std::size_t n) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) {
+    c[i] = a[i] + b[i];
+    b[i] += 1;
+  }
+}
+
+__global__ void migration_fill(unimem::view<int> v, int base) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < v.size()) v[i] = base + static_cast<int>(i);
+}
+
+namespace {
+
+using unimem::location;
+
+// Restores the process-wide policy and the capability cache after a test that changes them.
+struct policy_restorer {
+  ~policy_restorer() {
+    unimem::set_unsupported_policy(unimem::unsupported_policy::ignore);
+    for (int d = 0; d < unimem::device_count(); ++d) {
+      unimem::detail::set_migration_capability_for_testing(d, -1);
+    }
+  }
+};
+
+constexpr std::size_t mib = std::size_t{1} << 20;
+
+std::size_t free_memory(int device) { return unimem::device(device).free_memory(); }
+
+}  // namespace
+
+// ---- host tests ----
+
+TEST(Location, HostAndDevice) {
+  constexpr location h = location::host();
+  constexpr location d = location::device(3);
+  static_assert(h.is_host() && !h.is_device(), "");
+  static_assert(d.is_device() && d.device_id() == 3, "");
+  static_assert(h != d && d == location::device(3) && d != location::device(2), "");
+  EXPECT_EQ(h.to_string(), "host");
+  EXPECT_EQ(d.to_string(), "device 3");
+  EXPECT_EQ(unimem::to_string(unimem::hint_status::unsupported), std::string("unsupported"));
+}
+
+TEST(Placement, EmptyRangesAreNoOpsWithoutAnyRuntimeCall) {
+  // Works without a GPU: an empty range returns before any runtime call.
+  unimem::managed_buffer<float> empty;
+  EXPECT_EQ(empty.prefetch(location::device(0)), unimem::hint_status::empty);
+  EXPECT_EQ(empty.prefetch(location::device(12345)), unimem::hint_status::empty);
+  EXPECT_EQ(empty.advise(unimem::advice::read_mostly), unimem::hint_status::empty);
+  EXPECT_EQ(empty.advise(unimem::advice::preferred_location, location::device(0)),
+            unimem::hint_status::empty);
+  EXPECT_EQ(empty.unadvise(unimem::advice::accessed_by, location::device(0)),
+            unimem::hint_status::empty);
+  EXPECT_FALSE(empty.is_read_mostly());
+  EXPECT_FALSE(empty.preferred_location().has_value());
+  EXPECT_FALSE(empty.last_prefetch_location().has_value());
+  EXPECT_TRUE(empty.accessed_by().empty());
+  EXPECT_NO_THROW(empty.attach(unimem::default_stream));
+}
+
+TEST(Placement, AdviceWithoutALocationIsOnlyReadMostly) {
+  unimem::managed_buffer<float> empty;
+  EXPECT_THROW(empty.advise(unimem::advice::preferred_location), std::invalid_argument);
+  EXPECT_THROW(empty.unadvise(unimem::advice::accessed_by), std::invalid_argument);
+}
+
+TEST(Placement, PolicyIsProcessWide) {
+  policy_restorer restore;
+  EXPECT_EQ(unimem::get_unsupported_policy(), unimem::unsupported_policy::ignore);
+  unimem::set_unsupported_policy(unimem::unsupported_policy::throw_error);
+  EXPECT_EQ(unimem::get_unsupported_policy(), unimem::unsupported_policy::throw_error);
+}
+
+TEST(AccessTags, ReachTheKernelAsViewsOrPointers) {
+  using namespace unimem::detail;
+  using buf = unimem::managed_buffer<int>;
+  using in_tag = decltype(unimem::in(std::declval<buf&>()));
+  using out_tag = decltype(unimem::out(std::declval<buf&>()));
+  using inout_tag = decltype(unimem::inout(std::declval<buf&>()));
+  static_assert(std::is_same<kernel_value_t<in_tag>, unimem::view<const int>>::value, "");
+  static_assert(std::is_same<kernel_value_t<out_tag>, unimem::view<int>>::value, "");
+  static_assert(argument_traits<in_tag, const int*>::ok, "");
+  static_assert(!argument_traits<in_tag, int*>::ok, "in() is read-only");
+  static_assert(argument_traits<out_tag, int*>::ok, "");
+  static_assert(argument_traits<inout_tag, unimem::view<int>>::ok, "");
+  static_assert(argument_traits<inout_tag, unimem::view<const int>>::ok, "");
+  static_assert(is_tagged_v<in_tag> && !is_tagged_v<buf&>, "");
+  SUCCEED();
+}
+
+// ---- GPU tests ----
+
+TEST(PlacementGpu, PrefetchIsStreamOrdered) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::stream s;
+  unimem::managed_buffer<int> marker(1);
+  unimem::managed_buffer<float> data(16 * mib / sizeof(float), 1.0f);
+  // ~0.1 s of spinning ahead of the prefetches on the same stream.
+  unimem::launch(migration_spin_then_mark, unimem::launch_config(1, 1).on(s),
+                 std::uint64_t{200'000'000}, marker, 42);
+  EXPECT_EQ(data.prefetch(location::device(0), s), unimem::hint_status::applied);
+  EXPECT_EQ(marker.prefetch(location::host(), s), unimem::hint_status::applied);
+  EXPECT_FALSE(s.ready()) << "the prefetches finished before the kernel queued ahead of them";
+  s.synchronize();
+  EXPECT_TRUE(s.ready());
+  EXPECT_EQ(data.last_prefetch_location(), location::device(0));
+  EXPECT_EQ(marker.last_prefetch_location(), location::host());
+  EXPECT_EQ(marker[0], 42);  // the kernel ran before the host prefetch, and wrote its mark
+  EXPECT_EQ(data[data.size() - 1], 1.0f);
+}
+
+TEST(PlacementGpu, LastPrefetchLocationFollowsPrefetches) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_buffer<double> b(1 << 20, 2.0);
+  EXPECT_FALSE(b.last_prefetch_location().has_value());  // never prefetched
+  b.prefetch(location::device(0));
+  unimem::synchronize();
+  EXPECT_EQ(b.last_prefetch_location(), location::device(0));
+  EXPECT_EQ(b.ready_for_host(), unimem::hint_status::applied);
+  EXPECT_EQ(b.last_prefetch_location(), location::host());
+  for (double v : b) ASSERT_EQ(v, 2.0);
+}
+
+TEST(PlacementGpu, AdviceIsVisibleSurvivesPrefetchAndUnadviseClearsIt) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_buffer<int> b(4 * mib, 7);
+  EXPECT_FALSE(b.is_read_mostly());
+  EXPECT_FALSE(b.preferred_location().has_value());
+  EXPECT_TRUE(b.accessed_by().empty());
+
+  EXPECT_EQ(b.advise(unimem::advice::read_mostly), unimem::hint_status::applied);
+  EXPECT_EQ(b.advise(unimem::advice::preferred_location, location::device(0)),
+            unimem::hint_status::applied);
+  EXPECT_EQ(b.advise(unimem::advice::accessed_by, location::device(0)),
+            unimem::hint_status::applied);
+  EXPECT_TRUE(b.is_read_mostly());
+  EXPECT_EQ(b.preferred_location(), location::device(0));
+  ASSERT_EQ(b.accessed_by().size(), 1u);
+  EXPECT_EQ(b.accessed_by()[0], location::device(0));
+
+  b.prefetch(location::host());
+  b.prefetch(location::device(0));
+  b.ready_for_host();
+  EXPECT_TRUE(b.is_read_mostly());
+  EXPECT_EQ(b.preferred_location(), location::device(0));
+  EXPECT_EQ(b.accessed_by().size(), 1u);
+
+  b.advise(unimem::advice::preferred_location, location::host());
+  EXPECT_EQ(b.preferred_location(), location::host());
+
+  EXPECT_EQ(b.unadvise(unimem::advice::read_mostly), unimem::hint_status::applied);
+  EXPECT_EQ(b.unadvise(unimem::advice::preferred_location, location::host()),
+            unimem::hint_status::applied);
+  EXPECT_EQ(b.unadvise(unimem::advice::accessed_by, location::device(0)),
+            unimem::hint_status::applied);
+  EXPECT_FALSE(b.is_read_mostly());
+  EXPECT_FALSE(b.preferred_location().has_value());
+  EXPECT_TRUE(b.accessed_by().empty());
+  for (int v : b) ASSERT_EQ(v, 7);
+}
+
+TEST(PlacementGpu, AdviceAloneMovesNoData) {
+  UNIMEM_REQUIRE_GPU();
+  // Device memory in use is the witness: pages that move to the GPU take its memory.
+  const std::size_t bytes = 512 * mib;
+  unimem::managed_buffer<char> b(bytes, unimem::uninitialized);
+  std::memset(b.data(), 1, bytes);  // every page now lives on the host
+  unimem::synchronize();
+  const std::size_t before = free_memory(0);
+  b.advise(unimem::advice::preferred_location, location::device(0));
+  b.advise(unimem::advice::accessed_by, location::device(0));
+  unimem::synchronize();
+  const std::size_t after_advice = free_memory(0);
+  EXPECT_LT(before - std::min(before, after_advice), bytes / 4)
+      << "advice moved data: free memory fell from " << before << " to " << after_advice;
+  b.prefetch(location::device(0));
+  unimem::synchronize();
+  const std::size_t after_prefetch = free_memory(0);
+  EXPECT_GT(before - std::min(before, after_prefetch), bytes / 2)
+      << "the prefetch did not move the pages (the witness cannot see migration)";
+  EXPECT_EQ(b[bytes - 1], 1);
+}
+
+TEST(PlacementGpu, SubRangePrefetch) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_buffer<float> b(16 * mib, 3.0f);
+  const auto first = b.view().subview(0, b.size() / 2);
+  const auto second = b.view().subview(b.size() / 2);
+  EXPECT_EQ(unimem::prefetch(second, location::device(0)), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::prefetch(first, location::host()), unimem::hint_status::applied);
+  unimem::synchronize();
+  EXPECT_EQ(unimem::last_prefetch_location(second), location::device(0));
+  EXPECT_EQ(unimem::last_prefetch_location(first), location::host());
+  EXPECT_FALSE(b.last_prefetch_location().has_value());  // the halves disagree
+  EXPECT_EQ(unimem::advise(second, unimem::advice::preferred_location, location::device(0)),
+            unimem::hint_status::applied);
+  EXPECT_EQ(unimem::preferred_location(second), location::device(0));
+  EXPECT_FALSE(unimem::preferred_location(first).has_value());
+  EXPECT_EQ(b[0], 3.0f);
+  EXPECT_EQ(b[b.size() - 1], 3.0f);
+}
+
+TEST(PlacementGpu, InvalidDeviceIdsThrow) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_buffer<int> b(1024);
+  const int n = unimem::device_count();
+  for (int bad : {-1, n, 99}) {
+    SCOPED_TRACE(bad);
+    try {
+      b.prefetch(location::device(bad));
+      FAIL() << "prefetch to device " << bad << " did not throw";
+    } catch (const unimem::error& e) {
+      EXPECT_EQ(e.code(), unimem::detail::backend::error_invalid_device);
+      EXPECT_NE(std::string(e.what()).find("device " + std::to_string(bad)), std::string::npos)
+          << e.what();
+    }
+    EXPECT_THROW(b.advise(unimem::advice::preferred_location, location::device(bad)),
+                 unimem::error);
+    EXPECT_THROW(b.advise(unimem::advice::accessed_by, location::device(bad)), unimem::error);
+    EXPECT_THROW(b.unadvise(unimem::advice::accessed_by, location::device(bad)), unimem::error);
+    EXPECT_THROW((void)unimem::migration_supported(location::device(bad)), unimem::error);
+    EXPECT_THROW(unimem::managed_buffer<int>(16, unimem::first_touch(location::device(bad))),
+                 unimem::error);
+    EXPECT_THROW(unimem::launch(migration_fill, unimem::grid_for(b.size()).on_device(bad),
+                                unimem::out(b), 0),
+                 unimem::error);
+    EXPECT_THROW(unimem::stream(unimem::device(bad)), unimem::error);
+  }
+  EXPECT_EQ(b[0], 0);  // nothing ran
+}
+
+TEST(PlacementGpu, FirstTouchOnTheDevice) {
+  UNIMEM_REQUIRE_GPU();
+  const std::size_t n = 64 * mib / sizeof(int);
+  const std::size_t before = free_memory(0);
+  unimem::managed_buffer<int> zeros(n, unimem::first_touch(location::device(0)));
+  EXPECT_EQ(zeros.last_prefetch_location(), location::device(0));
+  EXPECT_GT(before - std::min(before, free_memory(0)), n * sizeof(int) / 2)
+      << "the pages were not created on the device";
+
+  unimem::stream s;
+  unimem::managed_buffer<int> raw(n, unimem::first_touch(location::device(0), s),
+                                  unimem::uninitialized);
+  EXPECT_EQ(raw.last_prefetch_location(), location::device(0));
+  unimem::launch(migration_fill, unimem::grid_for(n).on(s), raw, 5);  // initialised there
+  raw.ready_for_host(s);
+  zeros.ready_for_host();
+  for (std::size_t i = 0; i < n; i += 4097) {
+    ASSERT_EQ(zeros[i], 0);
+    ASSERT_EQ(raw[i], 5 + static_cast<int>(i));
+  }
+  unimem::managed_buffer<int> on_host(1000, unimem::first_touch(location::host()));
+  for (int v : on_host) ASSERT_EQ(v, 0);
+}
+
+TEST(PlacementGpu, DataIntactThroughCyclesWithEveryTagCombination) {
+  UNIMEM_REQUIRE_GPU();
+  const std::size_t n = (1 << 20) + 17;
+  unimem::managed_buffer<int> a(n), b(n), c(n);
+  unimem::stream side;
+  int combination = 0;
+  for (int ta = 0; ta < 2; ++ta) {          // a: plain, in
+    for (int tb = 0; tb < 2; ++tb) {        // b: plain, inout
+      for (int tc = 0; tc < 3; ++tc) {      // c: plain, out, inout
+        for (int on_side = 0; on_side < 2; ++on_side, ++combination) {
+          SCOPED_TRACE("a " + std::to_string(ta) + " b " + std::to_string(tb) + " c " +
+                       std::to_string(tc) + (on_side ? " side stream" : " default stream"));
+          for (int cycle = 0; cycle < 2; ++cycle) {  // host, device, host, device
+            for (std::size_t i = 0; i < n; ++i) {
+              a[i] = static_cast<int>(i) + combination;
+              b[i] = 2 * static_cast<int>(i) - cycle;
+              c[i] = -1;
+            }
+            unimem::launch_config cfg = unimem::grid_for(n);
+            if (on_side) cfg = cfg.on(side);
+            auto launch_with = [&](auto&& ax, auto&& bx) {
+              if (tc == 0) unimem::launch(migration_combine, cfg, ax, bx, c, n);
+              if (tc == 1) unimem::launch(migration_combine, cfg, ax, bx, unimem::out(c), n);
+              if (tc == 2) unimem::launch(migration_combine, cfg, ax, bx, unimem::inout(c), n);
+            };
+            if (ta == 0 && tb == 0) launch_with(a, b);
+            if (ta == 0 && tb == 1) launch_with(a, unimem::inout(b));
+            if (ta == 1 && tb == 0) launch_with(unimem::in(a), b);
+            if (ta == 1 && tb == 1) launch_with(unimem::in(a), unimem::inout(b));
+            cfg.stream.synchronize();
+            if (tc != 0) {
+              EXPECT_EQ(c.last_prefetch_location(), location::device(0));
+            }
+            std::size_t wrong = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+              const int ai = static_cast<int>(i) + combination;
+              const int bi = 2 * static_cast<int>(i) - cycle;
+              wrong += c[i] != ai + bi || b[i] != bi + 1 || a[i] != ai;
+            }
+            ASSERT_EQ(wrong, 0u) << "cycle " << cycle;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(PlacementGpu, TagsOnSubRangesPrefetchOnlyThem) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_buffer<int> b(8 * mib, -1);
+  auto tail = b.view().subview(b.size() - 1000);
+  unimem::launch(migration_fill, unimem::grid_for(tail.size()), unimem::out(tail), 100);
+  unimem::synchronize();
+  EXPECT_EQ(unimem::last_prefetch_location(tail), location::device(0));
+  EXPECT_FALSE(unimem::last_prefetch_location(b.view().subview(0, 1000)).has_value());
+  EXPECT_EQ(b[0], -1);
+  EXPECT_EQ(b[b.size() - 1000], 100);
+  EXPECT_EQ(b[b.size() - 1], 100 + 999);
+}
+
+TEST(PlacementGpu, UnsupportedPolicyIsHonoured) {
+  UNIMEM_REQUIRE_GPU();
+  policy_restorer restore;
+  unimem::managed_buffer<int> b(1 << 20, 4);
+  unimem::detail::set_migration_capability_for_testing(0, 0);  // pretend: no migration
+  EXPECT_FALSE(unimem::migration_supported(location::device(0)));
+
+  EXPECT_EQ(b.prefetch(location::device(0)), unimem::hint_status::unsupported);
+  EXPECT_EQ(b.advise(unimem::advice::read_mostly), unimem::hint_status::unsupported);
+  EXPECT_EQ(b.advise(unimem::advice::preferred_location, location::device(0)),
+            unimem::hint_status::unsupported);
+  unimem::synchronize();
+  EXPECT_FALSE(b.last_prefetch_location().has_value()) << "an ignored prefetch moved data";
+  EXPECT_FALSE(b.is_read_mostly()) << "ignored advice was applied";
+  // Tagged launches still run; they only skip the prefetch.
+  unimem::launch(migration_fill, unimem::grid_for(b.size()), unimem::out(b), 1);
+  EXPECT_EQ(b.ready_for_host(), unimem::hint_status::unsupported);
+  EXPECT_EQ(b[1000], 1001);
+  EXPECT_FALSE(b.last_prefetch_location().has_value());
+
+  unimem::set_unsupported_policy(unimem::unsupported_policy::throw_error);
+  try {
+    b.prefetch(location::device(0));
+    FAIL() << "prefetch did not throw under throw_error";
+  } catch (const unimem::error& e) {
+    EXPECT_EQ(e.code(), unimem::detail::backend::error_not_supported);
+    EXPECT_NE(std::string(e.what()).find("cannot migrate"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(b.advise(unimem::advice::accessed_by, location::device(0)), unimem::error);
+  EXPECT_THROW(unimem::launch(migration_fill, unimem::grid_for(b.size()), unimem::inout(b), 1),
+               unimem::error);
+  EXPECT_EQ(unimem::managed_buffer<int>().prefetch(location::device(0)),
+            unimem::hint_status::empty);  // empty stays a no-op under any policy
+
+  unimem::detail::set_migration_capability_for_testing(0, -1);  // the real answer again
+  EXPECT_TRUE(unimem::migration_supported(location::device(0)) ==
+              unimem::device(0).migrates_on_demand());
+}
+
+TEST(PlacementGpu, AttachToAStream) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::stream s;
+  unimem::managed_buffer<int> b(1 << 16, 0);
+  b.attach(s, unimem::attach_mode::single);
+  unimem::launch(migration_fill, unimem::grid_for(b.size()).on(s), b, 9);
+  s.synchronize();  // with single attachment the host may touch b once s is idle
+  EXPECT_EQ(b[10], 19);
+  b.attach(s, unimem::attach_mode::host);
+  s.synchronize();
+  b[0] = 1;
+  b.attach(s, unimem::attach_mode::global);
+  s.synchronize();
+  unimem::launch(migration_fill, unimem::grid_for(b.size()), b, 0);
+  unimem::synchronize();
+  EXPECT_EQ(b[0], 0);
+  EXPECT_EQ(b[65535], 65535);
+}
+
+TEST(StreamGpu, OwnsAndMoves) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::stream a(unimem::stream::flags::non_blocking);
+  EXPECT_TRUE(static_cast<bool>(a));
+  const auto handle = a.get();
+  unimem::stream b(std::move(a));
+  EXPECT_FALSE(static_cast<bool>(a));  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(b.get(), handle);
+  EXPECT_TRUE(b.ready());
+  unimem::stream c;
+  c = std::move(b);
+  EXPECT_EQ(c.get(), handle);
+  EXPECT_EQ(unimem::stream_ref(c), unimem::stream_ref(handle));
+  c.synchronize();
+}

@@ -1,0 +1,79 @@
+// Two GPUs: placement with device ids and launches on a chosen device. Skips unless two GPUs.
+#include "test_support.hpp"
+
+#include <cstdint>
+
+__global__ void multi_gpu_add(int* data, std::size_t n, int delta) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) data[i] += delta;
+}
+
+#define UNIMEM_REQUIRE_TWO_GPUS()                                                         \
+  do {                                                                                    \
+    if (unimem::device_count() < 2)                                                       \
+      GTEST_SKIP() << "needs two GPUs; unimem::device_count() == " << unimem::device_count(); \
+  } while (0)
+
+using unimem::location;
+
+TEST(MultiGpu, PrefetchToSecondGpuThenRunThere) {
+  UNIMEM_REQUIRE_TWO_GPUS();
+  const std::size_t n = (16 << 20) + 5;
+  unimem::managed_buffer<int> b(n, 1);
+  b.prefetch(location::device(1));
+  unimem::launch(multi_gpu_add, unimem::grid_for(n).on_device(1), b, n, 2);
+  unimem::device(1).synchronize();
+  EXPECT_EQ(b.last_prefetch_location(), location::device(1));
+  EXPECT_EQ(unimem::device::current().id(), 0);  // on_device() did not leak
+  b.ready_for_host();
+  for (std::size_t i = 0; i < n; i += 1013) ASSERT_EQ(b[i], 3);
+  EXPECT_EQ(b[n - 1], 3);
+}
+
+TEST(MultiGpu, AccessedByWithPreferredLocationKeepsDataIntact) {
+  UNIMEM_REQUIRE_TWO_GPUS();
+  const std::size_t n = 8 << 20;
+  unimem::managed_buffer<int> b(n, 10);
+  b.advise(unimem::advice::preferred_location, location::device(0));
+  b.advise(unimem::advice::accessed_by, location::device(1));
+  b.prefetch(location::device(0));
+  unimem::synchronize();
+  {
+    unimem::device_guard on1(1);  // the scoped form of on_device()
+    unimem::launch(multi_gpu_add, unimem::grid_for(n), b, n, 5);  // GPU1 works remotely
+    unimem::synchronize();
+  }
+  EXPECT_EQ(b.preferred_location(), location::device(0));
+  const auto by = b.accessed_by();
+  ASSERT_EQ(by.size(), 1u);
+  EXPECT_EQ(by[0], location::device(1));
+  unimem::launch(multi_gpu_add, unimem::grid_for(n), b, n, 1);  // and GPU0 locally
+  unimem::synchronize();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += b[i] != 16;
+  EXPECT_EQ(wrong, 0u);
+}
+
+TEST(MultiGpu, TagsFollowTheLaunchDevice) {
+  UNIMEM_REQUIRE_TWO_GPUS();
+  const std::size_t n = 1 << 22;
+  unimem::managed_buffer<int> b(n, 0);
+  unimem::stream s1(unimem::device(1));
+  unimem::launch(multi_gpu_add, unimem::grid_for(n).on(s1).on_device(1), unimem::inout(b), n, 7);
+  s1.synchronize();
+  EXPECT_EQ(b.last_prefetch_location(), location::device(1));
+  unimem::launch(multi_gpu_add, unimem::grid_for(n), unimem::inout(b), n, 1);
+  unimem::synchronize();
+  EXPECT_EQ(b.last_prefetch_location(), location::device(0));
+  b.ready_for_host();
+  for (std::size_t i = 0; i < n; i += 997) ASSERT_EQ(b[i], 8);
+}
+
+TEST(MultiGpu, FirstTouchOnTheSecondGpu) {
+  UNIMEM_REQUIRE_TWO_GPUS();
+  unimem::managed_buffer<int> b(1 << 20, unimem::first_touch(location::device(1)));
+  EXPECT_EQ(b.last_prefetch_location(), location::device(1));
+  EXPECT_EQ(unimem::device::current().id(), 0);
+  b.ready_for_host();
+  for (std::size_t i = 0; i < b.size(); i += 101) ASSERT_EQ(b[i], 0);
+}

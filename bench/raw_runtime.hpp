@@ -1,0 +1,97 @@
+// The raw baseline of unimem-bench: the runtime called directly, the way code without unimem
+// does it, including the per-version forms of prefetch and advice that unimem hides.
+#pragma once
+
+#include <unimem/detail/backend.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+
+#if defined(UNIMEM_BACKEND_HIP)
+#define RAW(name) hip##name
+#define RAW_SUCCESS hipSuccess
+using raw_stream_t = hipStream_t;
+using raw_event_t = hipEvent_t;
+#define RAW_CPU_DEVICE hipCpuDeviceId
+#define RAW_ATTACH_GLOBAL hipMemAttachGlobal
+#define RAW_ADVISE_PREFERRED hipMemAdviseSetPreferredLocation
+#define RAW_ADVISE_ACCESSED_BY hipMemAdviseSetAccessedBy
+#define RAW_H2D hipMemcpyHostToDevice
+#define RAW_D2H hipMemcpyDeviceToHost
+#else
+#define RAW(name) cuda##name
+#define RAW_SUCCESS cudaSuccess
+using raw_stream_t = cudaStream_t;
+using raw_event_t = cudaEvent_t;
+#define RAW_CPU_DEVICE cudaCpuDeviceId
+#define RAW_ATTACH_GLOBAL cudaMemAttachGlobal
+#define RAW_ADVISE_PREFERRED cudaMemAdviseSetPreferredLocation
+#define RAW_ADVISE_ACCESSED_BY cudaMemAdviseSetAccessedBy
+#define RAW_H2D cudaMemcpyHostToDevice
+#define RAW_D2H cudaMemcpyDeviceToHost
+#endif
+
+#define RAW_CHECK(call)                                                              \
+  do {                                                                               \
+    auto raw_status_ = (call);                                                       \
+    if (raw_status_ != RAW_SUCCESS) {                                                \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,      \
+                   RAW(GetErrorString)(raw_status_));                                \
+      std::exit(3);                                                                  \
+    }                                                                                \
+  } while (0)
+
+/// Prefetch with the form this runtime version has (device -1: the host).
+inline void raw_prefetch(const void* p, std::size_t bytes, int device, raw_stream_t s) {
+#if defined(UNIMEM_BACKEND_HIP)
+#if HIP_VERSION_MAJOR > 7 || (HIP_VERSION_MAJOR == 7 && HIP_VERSION_MINOR >= 1)
+  hipMemLocation loc{};
+  loc.type = device < 0 ? hipMemLocationTypeHost : hipMemLocationTypeDevice;
+  loc.id = device;
+  RAW_CHECK(hipMemPrefetchAsync_v2(p, bytes, loc, 0, s));
+#else
+  RAW_CHECK(hipMemPrefetchAsync(p, bytes, device < 0 ? hipCpuDeviceId : device, s));
+#endif
+#else
+#if CUDART_VERSION >= 12020
+  cudaMemLocation loc{};
+  loc.type = device < 0 ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+  loc.id = device < 0 ? cudaCpuDeviceId : device;
+#if CUDART_VERSION >= 13000
+  RAW_CHECK(cudaMemPrefetchAsync(p, bytes, loc, 0, s));
+#else
+  RAW_CHECK(cudaMemPrefetchAsync_v2(p, bytes, loc, 0, s));
+#endif
+#else
+  RAW_CHECK(cudaMemPrefetchAsync(p, bytes, device < 0 ? cudaCpuDeviceId : device, s));
+#endif
+#endif
+}
+
+/// Advice with the form this runtime version has.
+template <class Advice>
+inline void raw_advise(const void* p, std::size_t bytes, Advice a, int device) {
+#if defined(UNIMEM_BACKEND_HIP)
+#if HIP_VERSION_MAJOR > 7 || (HIP_VERSION_MAJOR == 7 && HIP_VERSION_MINOR >= 1)
+  hipMemLocation loc{};
+  loc.type = device < 0 ? hipMemLocationTypeHost : hipMemLocationTypeDevice;
+  loc.id = device;
+  RAW_CHECK(hipMemAdvise_v2(p, bytes, a, loc));
+#else
+  RAW_CHECK(hipMemAdvise(p, bytes, a, device < 0 ? hipCpuDeviceId : device));
+#endif
+#else
+#if CUDART_VERSION >= 12020
+  cudaMemLocation loc{};
+  loc.type = device < 0 ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+  loc.id = device < 0 ? cudaCpuDeviceId : device;
+#if CUDART_VERSION >= 13000
+  RAW_CHECK(cudaMemAdvise(p, bytes, a, loc));
+#else
+  RAW_CHECK(cudaMemAdvise_v2(p, bytes, a, loc));
+#endif
+#else
+  RAW_CHECK(cudaMemAdvise(p, bytes, a, device < 0 ? cudaCpuDeviceId : device));
+#endif
+#endif
+}

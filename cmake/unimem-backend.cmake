@@ -1,4 +1,6 @@
-# unimem: choose the GPU backend and describe it on the INTERFACE target `unimem`.
+# unimem: choose the GPU backend and describe it on an INTERFACE target: `unimem` in the build
+# tree, the imported `unimem::unimem` when found through find_package (unimem-config.cmake).
+# Detection runs in the consumer's configure step, with the consumer's compilers.
 #
 # Detection (UNIMEM_BACKEND empty): CXX=hipcc gives HIP, for AMD or NVIDIA as HIP_PLATFORM (or
 # `hipconfig --platform`) says; otherwise CUDA when a CUDA compiler is found.
@@ -6,6 +8,10 @@
 #
 # Sets UNIMEM_BACKEND_RESOLVED (HIP|CUDA), UNIMEM_HIP_PLATFORM (amd|nvidia) and
 # UNIMEM_CXX_IS_HIPCC, and defines unimem_gpu_target() for targets that hold kernels.
+
+if(NOT _unimem_target)
+  set(_unimem_target unimem)
+endif()
 
 set(UNIMEM_BACKEND "" CACHE STRING
     "GPU backend: HIP or CUDA; empty detects it (CXX=hipcc gives HIP, else CUDA if nvcc is found)")
@@ -41,9 +47,10 @@ if(_unimem_backend STREQUAL "")
 elseif(NOT _unimem_backend MATCHES "^(HIP|CUDA)$")
   message(FATAL_ERROR "unimem: UNIMEM_BACKEND must be HIP or CUDA, not '${UNIMEM_BACKEND}'")
 endif()
-set(UNIMEM_BACKEND_RESOLVED ${_unimem_backend})
+# Cache (internal) so that unimem_gpu_target() sees them in every directory of the project.
+set(UNIMEM_BACKEND_RESOLVED ${_unimem_backend} CACHE INTERNAL "unimem's backend: HIP or CUDA")
 
-target_compile_features(unimem INTERFACE cxx_std_17)
+target_compile_features(${_unimem_target} INTERFACE cxx_std_17)
 
 if(UNIMEM_BACKEND_RESOLVED STREQUAL "HIP")
   if(DEFINED ENV{HIP_PLATFORM} AND NOT "$ENV{HIP_PLATFORM}" STREQUAL "")
@@ -57,9 +64,9 @@ if(UNIMEM_BACKEND_RESOLVED STREQUAL "HIP")
     endif()
   endif()
   if(_unimem_platform MATCHES "^(nvidia|nvcc)$")
-    set(UNIMEM_HIP_PLATFORM nvidia)
+    set(UNIMEM_HIP_PLATFORM nvidia CACHE INTERNAL "unimem's HIP platform")
   else()
-    set(UNIMEM_HIP_PLATFORM amd)
+    set(UNIMEM_HIP_PLATFORM amd CACHE INTERNAL "unimem's HIP platform")
   endif()
 
   find_path(UNIMEM_HIP_INCLUDE_DIR hip/hip_runtime_api.h
@@ -67,53 +74,53 @@ if(UNIMEM_BACKEND_RESOLVED STREQUAL "HIP")
   if(NOT UNIMEM_HIP_INCLUDE_DIR)
     message(FATAL_ERROR "unimem: HIP headers (hip/hip_runtime_api.h) not found; set HIP_PATH or ROCM_PATH")
   endif()
-  target_compile_definitions(unimem INTERFACE UNIMEM_BACKEND_HIP)
+  target_compile_definitions(${_unimem_target} INTERFACE UNIMEM_BACKEND_HIP)
   if(NOT UNIMEM_HIP_INCLUDE_DIR MATCHES "^/usr/include/?$")
-    target_include_directories(unimem SYSTEM INTERFACE "${UNIMEM_HIP_INCLUDE_DIR}")
+    target_include_directories(${_unimem_target} SYSTEM INTERFACE "${UNIMEM_HIP_INCLUDE_DIR}")
   endif()
 
   if(UNIMEM_HIP_PLATFORM STREQUAL "amd")
     if(UNIMEM_CXX_IS_HIPCC)
       # At link time too: without a target hipcc asks rocm_agent_enumerator for the GPUs.
       foreach(_arch IN LISTS UNIMEM_HIP_ARCHITECTURES)
-        target_compile_options(unimem INTERFACE "--offload-arch=${_arch}")
-        target_link_options(unimem INTERFACE "--offload-arch=${_arch}")
+        target_compile_options(${_unimem_target} INTERFACE "--offload-arch=${_arch}")
+        target_link_options(${_unimem_target} INTERFACE "--offload-arch=${_arch}")
       endforeach()
     else()
       # A plain C++ compiler: host-side HIP API only.
-      target_compile_definitions(unimem INTERFACE __HIP_PLATFORM_AMD__=1)
+      target_compile_definitions(${_unimem_target} INTERFACE __HIP_PLATFORM_AMD__=1)
       find_library(UNIMEM_HIP_LIBRARY amdhip64
                    HINTS "$ENV{HIP_PATH}/lib" "$ENV{ROCM_PATH}/lib" /opt/rocm/lib)
       if(NOT UNIMEM_HIP_LIBRARY)
         message(FATAL_ERROR "unimem: libamdhip64 not found; set HIP_PATH or ROCM_PATH")
       endif()
-      target_link_libraries(unimem INTERFACE "${UNIMEM_HIP_LIBRARY}")
+      target_link_libraries(${_unimem_target} INTERFACE "${UNIMEM_HIP_LIBRARY}")
     endif()
   else()
     if(UNIMEM_CXX_IS_HIPCC)
       list(LENGTH UNIMEM_CUDA_ARCHITECTURES _n)
       math(EXPR _last "${_n} - 1")
       foreach(_arch IN LISTS UNIMEM_CUDA_ARCHITECTURES)
-        target_compile_options(unimem INTERFACE "-gencode=arch=compute_${_arch},code=sm_${_arch}")
+        target_compile_options(${_unimem_target} INTERFACE "-gencode=arch=compute_${_arch},code=sm_${_arch}")
       endforeach()
       list(GET UNIMEM_CUDA_ARCHITECTURES ${_last} _arch)
-      target_compile_options(unimem INTERFACE "-gencode=arch=compute_${_arch},code=compute_${_arch}")
+      target_compile_options(${_unimem_target} INTERFACE "-gencode=arch=compute_${_arch},code=compute_${_arch}")
     else()
-      target_compile_definitions(unimem INTERFACE __HIP_PLATFORM_NVIDIA__=1)
+      target_compile_definitions(${_unimem_target} INTERFACE __HIP_PLATFORM_NVIDIA__=1)
       find_package(CUDAToolkit REQUIRED)
-      target_link_libraries(unimem INTERFACE CUDA::cudart)
+      target_link_libraries(${_unimem_target} INTERFACE CUDA::cudart)
     endif()
   endif()
   message(STATUS "unimem: backend HIP, platform ${UNIMEM_HIP_PLATFORM}, headers in ${UNIMEM_HIP_INCLUDE_DIR}")
 else()
-  set(UNIMEM_HIP_PLATFORM "")
-  target_compile_definitions(unimem INTERFACE UNIMEM_BACKEND_CUDA)
+  set(UNIMEM_HIP_PLATFORM "" CACHE INTERNAL "unimem's HIP platform")
+  target_compile_definitions(${_unimem_target} INTERFACE UNIMEM_BACKEND_CUDA)
   find_package(CUDAToolkit REQUIRED)
   # Link the runtime the way nvcc-compiled targets do, so that a process holds one copy of it.
   if(CMAKE_CUDA_RUNTIME_LIBRARY MATCHES "^[Ss]hared$")
-    target_link_libraries(unimem INTERFACE CUDA::cudart)
+    target_link_libraries(${_unimem_target} INTERFACE CUDA::cudart)
   else()
-    target_link_libraries(unimem INTERFACE CUDA::cudart_static)
+    target_link_libraries(${_unimem_target} INTERFACE CUDA::cudart_static)
   endif()
   message(STATUS "unimem: backend CUDA ${CUDAToolkit_VERSION}, architectures ${UNIMEM_CUDA_ARCHITECTURES}")
 endif()

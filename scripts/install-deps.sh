@@ -2,6 +2,7 @@
 # Installs the toolchains unimem's test command needs on Debian 12 (bookworm), if missing.
 #   hipcc + libamdhip64-dev     HIP for AMD (HIP 5.2, clang-15)
 #   libgtest-dev                GoogleTest
+#   cmake, ninja-build          the build (CMakePresets.json uses Ninja)
 #   nvidia-cuda-toolkit, g++-11 CUDA 11.8 from non-free, the host side of HIP-on-NVIDIA
 # Native CUDA (nvcc >= 12) is expected at /usr/local/cuda or on PATH; it is not installed here.
 # Needs root for apt-get; without root it only reports what is missing.
@@ -9,7 +10,7 @@ set -euo pipefail
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-for p in cmake hipcc libamdhip64-dev libgtest-dev g++-11 nvidia-cuda-toolkit; do
+for p in cmake ninja-build hipcc libamdhip64-dev libgtest-dev g++-11 nvidia-cuda-toolkit; do
   have_pkg "$p" || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] && { echo "install-deps: all toolchain packages present"; exit 0; }

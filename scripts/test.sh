@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# unimem's test command: installs what is missing (as root, on Debian 12), then configures,
-# builds and runs ctest for each toolchain. GPU tests run where there is a GPU and skip, with
-# the reason, where there is none.
+# unimem's test command: installs what is missing (as root, on Debian 12), then, for each
+# toolchain, configures, builds and runs ctest through the CMake presets (CMakePresets.json).
+# GPU tests run where there is a GPU and skip, with the reason, where there is none.
 #
 #   bash scripts/test.sh                 all toolchains: hip-amd hip-nvidia cuda
 #   bash scripts/test.sh cuda hip-amd    only these
 #
-# Environment: BUILD_ROOT (default build/), JOBS, UNIMEM_SKIP_INSTALL=1 to skip the install step.
+# Environment: JOBS, UNIMEM_SKIP_INSTALL=1 to skip the install step, CUDACXX to pick the nvcc of
+# the cuda toolchain (default: /usr/local/cuda/bin/nvcc, else the newest found).
 set -uo pipefail
 source "$(dirname "$0")/toolchains.sh"
+cd "$unimem_root"
 
-build_root=${BUILD_ROOT:-$unimem_root/build}
 jobs=${JOBS:-$(nproc)}
 toolchains=("$@")
 [ ${#toolchains[@]} -eq 0 ] && toolchains=(hip-amd hip-nvidia cuda)
@@ -20,12 +21,21 @@ if [ "${UNIMEM_SKIP_INSTALL:-0}" != 1 ]; then
 fi
 
 run_toolchain() {
-  local tc=$1 dir=$build_root/$1
-  unimem_toolchain "$tc" "$dir" || return 1
-  echo "=== $tc: configure, build and test in $dir"
-  env "${tc_env[@]}" cmake "${tc_cfg[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUNIMEM_WERROR=ON &&
-    env "${tc_env[@]}" cmake --build "$dir" -j "$jobs" &&
-    (cd "$dir" && env "${tc_env[@]}" ctest --output-on-failure -j "$jobs")
+  local tc=$1
+  local -a extra=(-DUNIMEM_WERROR=ON)
+  case $tc in
+    hip-amd|hip-nvidia) ;;
+    cuda)
+      local nvcc
+      nvcc=$(unimem_native_nvcc) || true
+      [ -n "$nvcc" ] || { echo "test.sh: no nvcc for the cuda toolchain" >&2; return 1; }
+      extra+=(-DCMAKE_CUDA_COMPILER="$nvcc") ;;
+    *) echo "test.sh: unknown toolchain '$tc' (hip-amd, hip-nvidia, cuda)" >&2; return 1 ;;
+  esac
+  echo "=== $tc: configure, build and test (preset $tc, build/$tc)"
+  cmake --preset "$tc" "${extra[@]}" &&
+    cmake --build --preset "$tc" -j "$jobs" &&
+    ctest --preset "$tc" -j "$jobs"
 }
 
 failed=()

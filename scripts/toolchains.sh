@@ -1,4 +1,5 @@
-# Sourced by test.sh and run-example.sh: how to configure unimem for each toolchain.
+# Sourced by test.sh and run-example.sh: how to configure unimem for each toolchain, as the
+# presets in CMakePresets.json do (run-example.sh builds in a folder of its own).
 #   hip-amd     CXX=hipcc for AMD (gfx90a wave64 + gfx1030 wave32 by default)
 #   hip-nvidia  HIP_PLATFORM=nvidia hipcc over CUDA 11.8 (Debian non-free) with g++-11
 #   cuda        native CUDA with the newest nvcc found (/usr/local/cuda first)
@@ -7,16 +8,6 @@
 
 unimem_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# HIP on NVIDIA: hipcc adds -isystem $CUDA_PATH/include, and CUDA_PATH=/usr would put
-# /usr/include ahead of libstdc++'s own headers. A folder of links with an empty include/ avoids
-# that (nvcc finds /usr/include by itself).
-unimem_cuda11_shim() {
-  local shim=$1/cuda-11-shim
-  mkdir -p "$shim/include"
-  ln -sfn /usr/lib/nvidia-cuda-toolkit/bin "$shim/bin"
-  ln -sfn /usr/lib/x86_64-linux-gnu "$shim/lib64"
-  echo "$shim"
-}
 
 unimem_native_nvcc() {
   local c
@@ -36,7 +27,8 @@ unimem_toolchain() {
       tc_env=(CXX=hipcc HIP_PLATFORM=amd) ;;
     hip-nvidia)
       # /usr/bin first: CUDA 11.8's ptxas and fatbinary, not those of a newer CUDA on PATH.
-      tc_env=(CXX=hipcc HIP_PLATFORM=nvidia CUDA_PATH="$(unimem_cuda11_shim "$(dirname "$dir")")"
+      # CUDA_PATH: see cmake/debian-cuda-11.8/README.md.
+      tc_env=(CXX=hipcc HIP_PLATFORM=nvidia CUDA_PATH="$unimem_root/cmake/debian-cuda-11.8"
               PATH="/usr/bin:$PATH")
       # CMake cannot read the library architecture through hipcc -> nvcc; say it.
       tc_cfg+=(-DCMAKE_CXX_FLAGS="-ccbin g++-11"

@@ -67,6 +67,9 @@ TEST(LaunchConfig, Defaults) {
   EXPECT_EQ(c.block, unimem::dims(1));
   EXPECT_EQ(c.shared_bytes, 0u);
   EXPECT_EQ(c.stream, unimem::default_stream);
+  EXPECT_FALSE(c.device.has_value());  // the current device
+  EXPECT_EQ(c.on_device(-1).device, -1);  // kept as given: launching with it throws
+  EXPECT_EQ(c.on_device(3).device, 3);
 }
 
 TEST(LaunchConfig, ThreeDimensionsAndModifiers) {

@@ -136,15 +136,15 @@ void launch(void (*kernel)(Params...), const launch_config& cfg, Args&&... args)
           std::array<detail::placement_request, tagged> reqs{};
           detail::placement_request* next = reqs.data();
           (detail::collect_placement(next, args), ...);
-          detail::place_for_launch(reqs, cfg.device >= 0 ? cfg.device : detail::current_device_id(),
+          detail::place_for_launch(reqs, cfg.device ? *cfg.device : detail::current_device_id(),
                                    cfg.stream);
         }
         detail::launch_parameters(
             kernel, cfg,
             detail::to_parameter<Params>(detail::kernel_value(std::forward<Args>(args)))...);
       };
-      if (cfg.device >= 0) {
-        device_guard g(cfg.device);
+      if (cfg.device) {
+        device_guard g(*cfg.device);
         run();
       } else {
         run();

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -52,9 +53,9 @@ struct launch_config {
   dims block{1};
   std::size_t shared_bytes = 0;
   stream_ref stream{};
-  /// The device to launch on; -1 (the default) means the calling thread's current device.
+  /// The device to launch on; empty (the default) means the calling thread's current device.
   /// The stream, if not the default stream, must belong to that device.
-  int device = -1;
+  std::optional<int> device{};
 
   constexpr launch_config() noexcept = default;
   constexpr launch_config(dims grid_, dims block_, std::size_t shared_bytes_ = 0,

@@ -76,6 +76,9 @@ enum class range_attribute { read_mostly, preferred_location, accessed_by, last_
 /// Stream attachment of managed memory.
 enum class attach_kind { global, host, single };
 
+/// Direction of a copy; `infer` lets the runtime read it from the pointers (unified addressing).
+enum class copy_kind { host_to_host, host_to_device, device_to_host, device_to_device, infer };
+
 /// Converts to whatever pointer type a runtime's parameter has (void*, hipDeviceptr_t*, ...).
 struct any_pointer {
   void* p;

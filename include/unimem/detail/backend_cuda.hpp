@@ -246,6 +246,53 @@ inline result stream_destroy(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaStreamDestroy(s));
 }
 
+// ---- explicit memory, copies, events ----
+inline result malloc_device(void** p, std::size_t bytes) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaMalloc(p, bytes));
+}
+inline result malloc_pinned(void** p, std::size_t bytes) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaMallocHost(p, bytes));
+}
+inline result free_pinned(void* p) noexcept { return UNIMEM_DETAIL_NATIVE(cudaFreeHost(p)); }
+
+inline cudaMemcpyKind to_native(copy_kind k) noexcept {
+  switch (k) {
+    case copy_kind::host_to_host: return cudaMemcpyHostToHost;
+    case copy_kind::host_to_device: return cudaMemcpyHostToDevice;
+    case copy_kind::device_to_host: return cudaMemcpyDeviceToHost;
+    case copy_kind::device_to_device: return cudaMemcpyDeviceToDevice;
+    case copy_kind::infer: break;
+  }
+  return cudaMemcpyDefault;
+}
+inline result memcpy(void* dst, const void* src, std::size_t bytes, copy_kind k) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaMemcpy(dst, src, bytes, to_native(k)));
+}
+inline result memcpy_async(void* dst, const void* src, std::size_t bytes, copy_kind k,
+                           stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaMemcpyAsync(dst, src, bytes, to_native(k), s));
+}
+
+using event_handle = cudaEvent_t;
+inline result event_create(event_handle* e, bool timing) noexcept {
+  return UNIMEM_DETAIL_NATIVE(
+      cudaEventCreateWithFlags(e, timing ? cudaEventDefault : cudaEventDisableTiming));
+}
+inline result event_destroy(event_handle e) noexcept { return UNIMEM_DETAIL_NATIVE(cudaEventDestroy(e)); }
+inline result event_record(event_handle e, stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaEventRecord(e, s));
+}
+inline result event_synchronize(event_handle e) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaEventSynchronize(e));
+}
+inline result event_query(event_handle e) noexcept { return UNIMEM_DETAIL_NATIVE(cudaEventQuery(e)); }
+inline result event_elapsed_ms(float* ms, event_handle start, event_handle end) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaEventElapsedTime(ms, start, end));
+}
+inline result stream_wait_event(stream_handle s, event_handle e) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaStreamWaitEvent(s, e, 0));
+}
+
 }  // namespace backend
 }  // namespace detail
 UNIMEM_END_NAMESPACE

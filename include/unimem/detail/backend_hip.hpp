@@ -272,6 +272,59 @@ inline result stream_destroy(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(hipStreamDestroy(s));
 }
 
+// ---- explicit memory, copies, events ----
+inline result malloc_device(void** p, std::size_t bytes) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipMalloc(p, bytes));
+}
+inline result malloc_pinned(void** p, std::size_t bytes) noexcept {
+  // hipHostMalloc is deprecated from HIP 6.4 on, where hipHostAlloc (as cudaHostAlloc) is the
+  // current name; older HIP deprecates hipHostAlloc instead.
+#if HIP_VERSION_MAJOR > 6 || (HIP_VERSION_MAJOR == 6 && HIP_VERSION_MINOR >= 4)
+  return UNIMEM_DETAIL_NATIVE(hipHostAlloc(p, bytes, 0));
+#else
+  return UNIMEM_DETAIL_NATIVE(hipHostMalloc(p, bytes, 0));
+#endif
+}
+inline result free_pinned(void* p) noexcept { return UNIMEM_DETAIL_NATIVE(hipHostFree(p)); }
+
+inline hipMemcpyKind to_native(copy_kind k) noexcept {
+  switch (k) {
+    case copy_kind::host_to_host: return hipMemcpyHostToHost;
+    case copy_kind::host_to_device: return hipMemcpyHostToDevice;
+    case copy_kind::device_to_host: return hipMemcpyDeviceToHost;
+    case copy_kind::device_to_device: return hipMemcpyDeviceToDevice;
+    case copy_kind::infer: break;
+  }
+  return hipMemcpyDefault;
+}
+inline result memcpy(void* dst, const void* src, std::size_t bytes, copy_kind k) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipMemcpy(dst, src, bytes, to_native(k)));
+}
+inline result memcpy_async(void* dst, const void* src, std::size_t bytes, copy_kind k,
+                           stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipMemcpyAsync(dst, src, bytes, to_native(k), s));
+}
+
+using event_handle = hipEvent_t;
+inline result event_create(event_handle* e, bool timing) noexcept {
+  return UNIMEM_DETAIL_NATIVE(
+      hipEventCreateWithFlags(e, timing ? hipEventDefault : hipEventDisableTiming));
+}
+inline result event_destroy(event_handle e) noexcept { return UNIMEM_DETAIL_NATIVE(hipEventDestroy(e)); }
+inline result event_record(event_handle e, stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipEventRecord(e, s));
+}
+inline result event_synchronize(event_handle e) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipEventSynchronize(e));
+}
+inline result event_query(event_handle e) noexcept { return UNIMEM_DETAIL_NATIVE(hipEventQuery(e)); }
+inline result event_elapsed_ms(float* ms, event_handle start, event_handle end) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipEventElapsedTime(ms, start, end));
+}
+inline result stream_wait_event(stream_handle s, event_handle e) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipStreamWaitEvent(s, e, 0));
+}
+
 }  // namespace backend
 }  // namespace detail
 UNIMEM_END_NAMESPACE

@@ -19,6 +19,16 @@ struct kernel_arg_traits {
   static constexpr bool tagged = false;
 };
 
+/// Base of kernel_arg_traits for owning containers: they reach kernels as their view.
+struct owner_arg_traits {
+  static constexpr bool owner = true;
+  static constexpr bool tagged = false;
+  template <class C>
+  static auto view(C& c) noexcept {
+    return unimem::view<std::remove_reference_t<decltype(*c.data())>>(c.data(), c.size());
+  }
+};
+
 template <class T>
 struct is_view : std::false_type {};
 template <class T>
@@ -30,7 +40,7 @@ template <class Arg>
 constexpr decltype(auto) kernel_value(Arg&& a) noexcept {
   using traits = kernel_arg_traits<std::decay_t<Arg>>;
   if constexpr (traits::owner) {
-    return a.view();
+    return traits::view(a);
   } else if constexpr (traits::tagged) {
     return traits::get(a);
   } else {

@@ -1,0 +1,52 @@
+// unimem-info: the first thing to run on a new machine. Prints the backend, the runtime and
+// driver versions and, for each GPU, its name, architecture, warp size, memory and managed-
+// memory capabilities. Without a GPU it prints one line saying so and exits 0.
+#include <unimem/unimem.hpp>
+
+#include <cstdio>
+#include <exception>
+
+namespace {
+double gib(std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024 * 1024); }
+const char* yes(bool b) { return b ? "yes" : "no"; }
+}  // namespace
+
+int main() {
+  try {
+    const int n = unimem::device_count();
+    if (n == 0) {
+      std::printf("unimem-info: no GPU found (unimem %s, backend %s, runtime %s, driver %s)\n",
+                  UNIMEM_VERSION_STRING, unimem::backend_name(), unimem::runtime_version().c_str(),
+                  unimem::driver_version().c_str());
+      return 0;
+    }
+    std::printf("unimem %s\n", UNIMEM_VERSION_STRING);
+    std::printf("backend            %s\n", unimem::backend_name());
+    std::printf("runtime            %s\n", unimem::runtime_version().c_str());
+    std::printf("driver             %s\n", unimem::driver_version().c_str());
+    std::printf("placement calls    %s\n", unimem::detail::backend::placement_api());
+    std::printf("GPUs               %d\n", n);
+    for (const unimem::device& d : unimem::devices()) {
+      const unimem::device_properties p = d.properties();
+      std::printf("\n[%d] %s\n", p.id, p.name.c_str());
+      std::printf("  architecture               %s (compute %d.%d)\n", p.architecture.c_str(),
+                  p.compute_major, p.compute_minor);
+      std::printf("  warp size                  %d\n", p.warp_size);
+      std::printf("  multiprocessors            %d\n", p.multiprocessors);
+      std::printf("  max threads per block      %d\n", p.max_threads_per_block);
+      std::printf("  memory                     %.1f GiB free of %.1f GiB\n", gib(p.free_memory),
+                  gib(p.total_memory));
+      std::printf("  managed memory             %s\n", yes(p.managed_memory));
+      std::printf("  concurrent managed access  %s\n", yes(p.concurrent_managed_access));
+      std::printf("  pageable memory access     %s\n", yes(p.pageable_memory_access));
+      std::printf("  migrates on demand         %s%s\n", yes(p.migrates_on_demand),
+                  p.migrates_on_demand ? ""
+                                       : "  (prefetch and advice cannot move pages here; see "
+                                         "unimem::unsupported_policy)");
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "unimem-info: %s\n", e.what());
+    return 1;
+  }
+}

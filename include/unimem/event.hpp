@@ -1,0 +1,83 @@
+// unimem: event, a marker in a stream for ordering and timing.
+#pragma once
+
+#include "detail/backend.hpp"
+#include "error.hpp"
+#include "stream_ref.hpp"
+
+#include <utility>
+
+UNIMEM_BEGIN_NAMESPACE
+
+/// @brief An owned runtime event. Record it on a stream; wait for it, ask whether it has
+/// happened, make another stream wait for it, or time the work between two events.
+///
+/// Move-only; a moved-from event is empty. Destruction never throws.
+/// @code
+///   unimem::event start, stop;
+///   start.record(s);
+///   unimem::launch(kernel, cfg.on(s), a, n);
+///   stop.record(s);
+///   float ms = unimem::elapsed_ms(start, stop);   // waits for stop
+/// @endcode
+class event {
+ public:
+  enum class flags {
+    /// Records timestamps (elapsed_ms works).
+    timing,
+    /// Cheaper, for ordering only.
+    disable_timing,
+  };
+
+  /// @brief A new event on the current device. @throws unimem::error
+  explicit event(flags f = flags::timing) {
+    UNIMEM_DETAIL_CHECK(detail::backend::event_create(&handle_, f == flags::timing));
+  }
+  event(const event&) = delete;
+  event& operator=(const event&) = delete;
+  event(event&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  event& operator=(event&& other) noexcept {
+    event(std::move(other)).swap(*this);
+    return *this;
+  }
+  ~event() {
+    if (handle_ != nullptr) (void)detail::backend::event_destroy(handle_);
+  }
+  void swap(event& other) noexcept { std::swap(handle_, other.handle_); }
+
+  /// @brief Records the event at the current end of stream s.
+  void record(stream_ref s = {}) { UNIMEM_DETAIL_CHECK(detail::backend::event_record(handle_, s.get())); }
+  /// @brief Waits until the recorded work has finished.
+  void synchronize() const { UNIMEM_DETAIL_CHECK(detail::backend::event_synchronize(handle_)); }
+  /// @brief True when the recorded work has finished; never blocks.
+  [[nodiscard]] bool ready() const {
+    const detail::backend::result r = detail::backend::event_query(handle_);
+    if (r.code == detail::backend::error_not_ready) {
+      (void)detail::backend::take_last_error();
+      return false;
+    }
+    UNIMEM_DETAIL_CHECK(r);
+    return true;
+  }
+  /// @brief Makes stream s wait (on the device, without blocking the host) for this event.
+  void enqueue_wait(stream_ref s) const {
+    UNIMEM_DETAIL_CHECK(detail::backend::stream_wait_event(s.get(), handle_));
+  }
+
+  [[nodiscard]] detail::backend::event_handle get() const noexcept { return handle_; }
+  [[nodiscard]] explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+ private:
+  detail::backend::event_handle handle_ = nullptr;
+};
+
+/// @brief Milliseconds between two recorded timing events; waits for `end` first.
+/// @throws unimem::error when either was not recorded or was made with disable_timing.
+inline float elapsed_ms(const event& start, const event& end) {
+  end.synchronize();
+  float ms = 0.0f;
+  UNIMEM_DETAIL_CHECK(detail::backend::event_elapsed_ms(&ms, start.get(), end.get()));
+  return ms;
+}
+
+UNIMEM_END_NAMESPACE

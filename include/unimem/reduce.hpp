@@ -1,0 +1,95 @@
+// unimem: warp and block reductions built on unimem/warp.hpp; correct for blocks whose size is
+// not a multiple of the warp size (and for any warp size).
+#pragma once
+
+#include "detail/backend.hpp"
+#include "warp.hpp"
+
+UNIMEM_BEGIN_NAMESPACE
+
+/// @brief a + b, the default reduction operator.
+struct plus {
+  template <class T>
+  UNIMEM_HOST_DEVICE constexpr T operator()(const T& a, const T& b) const {
+    return a + b;
+  }
+};
+/// @brief The larger of a and b.
+struct maximum {
+  template <class T>
+  UNIMEM_HOST_DEVICE constexpr T operator()(const T& a, const T& b) const {
+    return a < b ? b : a;
+  }
+};
+
+#if defined(UNIMEM_DEVICE_COMPILER)
+namespace warp {
+
+/// @brief The threads of the calling warp that exist in this block: a block whose size is not
+/// a multiple of the warp size has a last, partial warp.
+__device__ inline int lanes_in_this_warp() {
+  const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned first = linear - linear % static_cast<unsigned>(size);
+  const unsigned left = threads - first;
+  return left < static_cast<unsigned>(size) ? static_cast<int>(left) : size;
+}
+
+/// @brief Reduces v over the lanes of the calling warp with op (associative and commutative);
+/// the result is in lane 0. Every existing lane of the warp must call it (no divergence).
+template <class T, class Op = plus>
+__device__ inline T reduce(T v, Op op = {}) {
+  const int lanes = lanes_in_this_warp();
+  const lane_mask_t mask =
+      lanes == size ? full_mask : static_cast<lane_mask_t>((lane_mask_t{1} << lanes) - 1);
+  const int lane = lane_id();
+  for (int offset = size / 2; offset > 0; offset /= 2) {
+    const T other = shfl_down(v, static_cast<unsigned>(offset), size, mask);
+    if (lane + offset < lanes) v = op(v, other);
+  }
+  return v;
+}
+
+}  // namespace warp
+
+namespace block {
+
+/// @brief Reduces v over all threads of the block with op (associative and commutative) and
+/// returns the result to every thread. Every thread of the block must call it; it
+/// synchronises the block (twice). Uses (1024 / warp::size) elements of static shared memory.
+template <class T, class Op = plus>
+__device__ inline T reduce(T v, Op op = {}) {
+  constexpr int max_warps = 1024 / warp::size;
+  __shared__ T partial[max_warps];
+  __shared__ T result;
+  const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const int warp_index = static_cast<int>(linear / static_cast<unsigned>(warp::size));
+  const int warps = static_cast<int>((threads + warp::size - 1) / warp::size);
+
+  v = warp::reduce(v, op);
+  if (warp::lane_id() == 0) partial[warp_index] = v;
+  __syncthreads();
+  if (warp_index == 0) {
+    // The first warp reduces the partials; it is a full warp whenever there are several.
+    const int lane = warp::lane_id();
+    T w = lane < warps ? partial[lane] : partial[0];
+    const int lanes = warp::lanes_in_this_warp();
+    const int count = warps < lanes ? warps : lanes;
+    for (int offset = warp::size / 2; offset > 0; offset /= 2) {
+      const T other = warp::shfl_down(w, static_cast<unsigned>(offset), warp::size,
+                                      lanes == warp::size ? warp::full_mask
+                                                          : static_cast<warp::lane_mask_t>(
+                                                                (warp::lane_mask_t{1} << lanes) - 1));
+      if (lane + offset < count) w = op(w, other);
+    }
+    if (lane == 0) result = w;
+  }
+  __syncthreads();
+  return result;
+}
+
+}  // namespace block
+#endif  // UNIMEM_DEVICE_COMPILER
+
+UNIMEM_END_NAMESPACE

@@ -197,7 +197,9 @@ TEST(ExplicitGpu, AsyncCopiesAreOrderedOnAStream) {
     EXPECT_FALSE(s.ready());
     s.synchronize();
     std::size_t wrong = 0;
-    for (std::size_t i = 0; i < n; ++i) wrong += out[i] != 2.0f * static_cast<float>(i % 1000);
+    for (std::size_t i = 0; i < n; ++i) {
+      wrong += out[i] != 2.0f * static_cast<float>(i % 1000 + static_cast<std::size_t>(round));
+    }
     ASSERT_EQ(wrong, 0u) << "round " << round;
     for (std::size_t i = 0; i < n; ++i) in[i] += 1.0f;
   }

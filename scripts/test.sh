@@ -3,7 +3,7 @@
 # toolchain, configures, builds and runs ctest through the CMake presets (CMakePresets.json).
 # GPU tests run where there is a GPU and skip, with the reason, where there is none.
 #
-#   bash scripts/test.sh                 all toolchains: hip-amd hip-nvidia cuda
+#   bash scripts/test.sh                 all: hip-amd hip-nvidia cuda sanitize
 #   bash scripts/test.sh cuda hip-amd    only these
 #
 # Environment: JOBS, UNIMEM_SKIP_INSTALL=1 to skip the install step, CUDACXX to pick the nvcc of
@@ -14,7 +14,7 @@ cd "$unimem_root"
 
 jobs=${JOBS:-$(nproc)}
 toolchains=("$@")
-[ ${#toolchains[@]} -eq 0 ] && toolchains=(hip-amd hip-nvidia cuda)
+[ ${#toolchains[@]} -eq 0 ] && toolchains=(hip-amd hip-nvidia cuda sanitize)
 
 if [ "${UNIMEM_SKIP_INSTALL:-0}" != 1 ]; then
   bash "$unimem_root/scripts/install-deps.sh" || exit 1
@@ -25,12 +25,12 @@ run_toolchain() {
   local -a extra=(-DUNIMEM_WERROR=ON)
   case $tc in
     hip-amd|hip-nvidia) ;;
-    cuda)
+    cuda|sanitize)  # sanitize: native CUDA, host code with ASan + UBSan
       local nvcc
       nvcc=$(unimem_native_nvcc) || true
       [ -n "$nvcc" ] || { echo "test.sh: no nvcc for the cuda toolchain" >&2; return 1; }
       extra+=(-DCMAKE_CUDA_COMPILER="$nvcc") ;;
-    *) echo "test.sh: unknown toolchain '$tc' (hip-amd, hip-nvidia, cuda)" >&2; return 1 ;;
+    *) echo "test.sh: unknown toolchain '$tc' (hip-amd, hip-nvidia, cuda, sanitize)" >&2; return 1 ;;
   esac
   echo "=== $tc: configure, build and test (preset $tc, build/$tc)"
   cmake --preset "$tc" "${extra[@]}" &&

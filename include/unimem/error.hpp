@@ -47,6 +47,10 @@ class error : public std::runtime_error {
   [[nodiscard]] int line() const noexcept { return line_; }
   /// @brief True when the failure happened on a machine with no usable GPU or driver.
   [[nodiscard]] bool no_gpu() const noexcept { return no_gpu_; }
+  /// @brief True for a sticky error (a kernel fault such as an illegal address): the GPU
+  /// context is unusable, every later call fails the same way, and only a new process
+  /// recovers. Destructors of unimem objects stay safe (they never throw).
+  [[nodiscard]] bool sticky() const noexcept { return detail::backend::is_sticky(code_); }
 
  private:
   static std::string compose(native_status code, const std::string& call, const std::string& file,
@@ -60,6 +64,10 @@ class error : public std::runtime_error {
     m += detail::backend::error_string(code);
     m += " [" + file + ":" + std::to_string(line) + "]";
     if (!context.empty()) m += " (" + context + ")";
+    if (detail::backend::is_sticky(code)) {
+      m += "; this error is sticky: the GPU context is unusable and every later call fails the "
+           "same way; restart the process";
+    }
     return m;
   }
 

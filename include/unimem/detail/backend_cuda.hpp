@@ -27,6 +27,7 @@ constexpr status success = cudaSuccess;
 constexpr status error_invalid_device = cudaErrorInvalidDevice;
 constexpr status error_invalid_value = cudaErrorInvalidValue;
 constexpr status error_not_supported = cudaErrorNotSupported;
+constexpr status error_out_of_memory = cudaErrorMemoryAllocation;
 constexpr status error_not_ready = cudaErrorNotReady;
 
 inline const char* name() noexcept { return "CUDA"; }
@@ -38,6 +39,16 @@ inline status take_last_error() noexcept { return cudaGetLastError(); }
 /// True for the statuses that mean "this machine has no usable GPU" rather than a fault.
 inline bool means_no_gpu(status s) noexcept {
   return s == cudaErrorNoDevice || s == cudaErrorInsufficientDriver;
+}
+
+/// True for the errors that leave the GPU context unusable ("sticky"): every later call
+/// returns them again, and only a new process recovers.
+inline bool is_sticky(status s) noexcept {
+  return s == cudaErrorIllegalAddress || s == cudaErrorLaunchFailure || s == cudaErrorAssert ||
+         s == cudaErrorHardwareStackError || s == cudaErrorIllegalInstruction ||
+         s == cudaErrorMisalignedAddress || s == cudaErrorInvalidAddressSpace ||
+         s == cudaErrorInvalidPc ||
+         s == cudaErrorLaunchTimeout;
 }
 
 inline result device_count(int* n) noexcept { return UNIMEM_DETAIL_NATIVE(cudaGetDeviceCount(n)); }

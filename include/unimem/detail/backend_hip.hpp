@@ -42,6 +42,7 @@ constexpr status success = hipSuccess;
 constexpr status error_invalid_device = hipErrorInvalidDevice;
 constexpr status error_invalid_value = hipErrorInvalidValue;
 constexpr status error_not_supported = hipErrorNotSupported;
+constexpr status error_out_of_memory = hipErrorOutOfMemory;
 constexpr status error_not_ready = hipErrorNotReady;
 
 #if defined(UNIMEM_DETAIL_HIP_AMD)
@@ -57,6 +58,13 @@ inline status take_last_error() noexcept { return hipGetLastError(); }
 /// True for the statuses that mean "this machine has no usable GPU" rather than a fault.
 inline bool means_no_gpu(status s) noexcept {
   return s == hipErrorNoDevice || s == hipErrorInsufficientDriver;
+}
+
+/// True for the errors that leave the GPU context unusable ("sticky"): every later call
+/// returns them again, and only a new process recovers.
+inline bool is_sticky(status s) noexcept {
+  return s == hipErrorIllegalAddress || s == hipErrorLaunchFailure || s == hipErrorAssert ||
+         s == hipErrorLaunchTimeOut;
 }
 
 inline result device_count(int* n) noexcept { return UNIMEM_DETAIL_NATIVE(hipGetDeviceCount(n)); }

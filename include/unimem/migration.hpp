@@ -168,6 +168,15 @@ inline hint_status advise_bytes(const void* p, std::size_t bytes, advice a, loca
   return hint_status::applied;
 }
 
+/// Advice given without a location must be read_mostly, the one kind that takes none.
+inline advice needs_no_location(advice a, const char* what) {
+  if (a != advice::read_mostly) {
+    throw std::invalid_argument(std::string(what) +
+                                ": preferred_location and accessed_by need a location");
+  }
+  return a;
+}
+
 inline std::optional<location> location_from_id(int id) noexcept {
   if (id == backend::host_location_id) return location::host();
   if (id >= 0) return location::device(id);
@@ -219,10 +228,7 @@ hint_status advise(view<T> v, advice a, location l) {
 /// @throws std::invalid_argument for preferred_location or accessed_by without a location.
 template <class T>
 hint_status advise(view<T> v, advice a) {
-  if (a != advice::read_mostly) {
-    throw std::invalid_argument("unimem::advise: preferred_location and accessed_by need a location");
-  }
-  return advise(v, a, location::host());
+  return advise(v, detail::needs_no_location(a, "unimem::advise"), location::host());
 }
 /// @brief Withdraws advice given with advise().
 template <class T>
@@ -233,10 +239,7 @@ hint_status unadvise(view<T> v, advice a, location l) {
 /// @throws std::invalid_argument for preferred_location or accessed_by without a location.
 template <class T>
 hint_status unadvise(view<T> v, advice a) {
-  if (a != advice::read_mostly) {
-    throw std::invalid_argument("unimem::unadvise: preferred_location and accessed_by need a location");
-  }
-  return unadvise(v, a, location::host());
+  return unadvise(v, detail::needs_no_location(a, "unimem::unadvise"), location::host());
 }
 
 /// @brief Whether the whole range carries read_mostly advice (false for an empty range).

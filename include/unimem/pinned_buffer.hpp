@@ -26,8 +26,8 @@ struct pinned_memory {
 /// kernels may read it directly (mapped, over the bus).
 ///
 /// Move-only, with the constructors and accessors of managed_buffer. Allocation is
-/// cudaMallocHost, or on HIP hipHostMalloc (hipHostAlloc from HIP 6.4, where hipHostMalloc is
-/// deprecated). Pinning is expensive (milliseconds per GiB): allocate once, reuse.
+/// cudaMallocHost; on HIP, hipHostMalloc before HIP 6.4 and hipHostAlloc from 6.4 on (where
+/// hipHostMalloc is deprecated). Pinning is expensive (milliseconds per GiB): allocate once.
 template <class T>
 class pinned_buffer : public detail::host_array<T, detail::pinned_memory> {
   using base = detail::host_array<T, detail::pinned_memory>;

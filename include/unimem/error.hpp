@@ -14,9 +14,10 @@ using native_status = detail::backend::status;
 
 /// @brief A failed GPU runtime call: the native status, the call's text and where it was made.
 ///
-/// what() reads like
-/// `unimem: hipMallocManaged(p, bytes, hipMemAttachGlobal) failed: hipErrorOutOfMemory (2):
-///  out of memory [managed_buffer.hpp:88] (managed_buffer of 1099511627776 bytes)`.
+/// what() names the failed call as written, the status's name and number, the runtime's text,
+/// file:line and what unimem was doing, e.g. for an allocation that ran out of memory:
+/// "unimem: <the MallocManaged call> failed: <...ErrorOutOfMemory> (2): out of memory
+/// [owned_array.hpp:63] (managed_buffer of 1099511627776 elements, ... bytes)".
 /// When the machine has no usable GPU the message starts with "no GPU was found".
 class error : public std::runtime_error {
  public:
@@ -105,7 +106,7 @@ UNIMEM_END_NAMESPACE
 /// @brief Checks a raw runtime call of your own: throws unimem::error when it fails.
 ///
 /// @code
-///   UNIMEM_CHECK(hipMemsetAsync(p, 0, bytes, stream));
+///   UNIMEM_CHECK(my_runtime_call(args));   // e.g. your own hip/cuda MemsetAsync
 /// @endcode
 #define UNIMEM_CHECK(...) \
   ::unimem::detail::check(UNIMEM_DETAIL_NATIVE(__VA_ARGS__), __FILE__, __LINE__)

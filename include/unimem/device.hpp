@@ -26,6 +26,17 @@ inline int device_count() {
   detail::throw_error(r, __FILE__, __LINE__);
 }
 
+namespace detail {
+/// Throws unimem::error (invalid device) naming `call` unless 0 <= id < device_count().
+inline void require_device(int id, const std::string& call) {
+  const int n = device_count();
+  if (id < 0 || id >= n) {
+    throw error(backend::error_invalid_device, call, __FILE__, __LINE__,
+                "device_count() is " + std::to_string(n), n == 0);
+  }
+}
+}  // namespace detail
+
 /// @brief Everything unimem knows about one GPU, read at one moment.
 struct device_properties {
   int id = 0;
@@ -56,11 +67,7 @@ class device {
  public:
   /// @throws unimem::error (invalid device) unless 0 <= id < device_count().
   explicit device(int id) : id_(id) {
-    const int n = device_count();
-    if (id < 0 || id >= n) {
-      throw error(detail::backend::error_invalid_device, "unimem::device(" + std::to_string(id) + ")",
-                  __FILE__, __LINE__, "device_count() is " + std::to_string(n), n == 0);
-    }
+    detail::require_device(id, "unimem::device(" + std::to_string(id) + ")");
   }
 
   /// @brief The calling thread's current device.

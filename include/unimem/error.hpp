@@ -100,6 +100,17 @@ inline void check(backend::result r, const char* file, int line) {
   if (r.code != backend::success) throw_error(r, file, line);
 }
 
+/// The answer of a stream or event query: false for "not ready" (which is then cleared, as it
+/// is no error to keep), true for success; anything else throws.
+inline bool query_ready(backend::result r) {
+  if (r.code == backend::error_not_ready) {
+    (void)backend::take_last_error();
+    return false;
+  }
+  check(r, __FILE__, __LINE__);
+  return true;
+}
+
 }  // namespace detail
 UNIMEM_END_NAMESPACE
 

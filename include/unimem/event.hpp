@@ -51,13 +51,7 @@ class event {
   void synchronize() const { UNIMEM_DETAIL_CHECK(detail::backend::event_synchronize(handle_)); }
   /// @brief True when the recorded work has finished; never blocks.
   [[nodiscard]] bool ready() const {
-    const detail::backend::result r = detail::backend::event_query(handle_);
-    if (r.code == detail::backend::error_not_ready) {
-      (void)detail::backend::take_last_error();
-      return false;
-    }
-    UNIMEM_DETAIL_CHECK(r);
-    return true;
+    return detail::query_ready(detail::backend::event_query(handle_));
   }
   /// @brief Makes stream s wait (on the device, without blocking the host) for this event.
   void enqueue_wait(stream_ref s) const {

@@ -107,12 +107,7 @@ inline int current_device_id() {
 
 /// Throws unimem::error (invalid device) for a device location that names no GPU.
 inline void check_location(location l, const char* what) {
-  if (l.is_host()) return;
-  const int n = device_count();
-  if (l.device_id() < 0 || l.device_id() >= n) {
-    throw error(backend::error_invalid_device, std::string(what) + "(" + l.to_string() + ")",
-                __FILE__, __LINE__, "device_count() is " + std::to_string(n), n == 0);
-  }
+  if (l.is_device()) require_device(l.device_id(), std::string(what) + "(" + l.to_string() + ")");
 }
 
 /// Applies the unsupported_policy for a hint that needs device `id` to migrate pages.

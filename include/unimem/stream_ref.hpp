@@ -27,13 +27,7 @@ class stream_ref {
   /// @brief True when all work queued on the stream has finished; never blocks.
   /// @throws unimem::error when the query reports an error other than "not ready".
   [[nodiscard]] bool ready() const {
-    const detail::backend::result r = detail::backend::stream_query(handle_);
-    if (r.code == detail::backend::error_not_ready) {
-      (void)detail::backend::take_last_error();  // not-ready is not an error to keep
-      return false;
-    }
-    UNIMEM_DETAIL_CHECK(r);
-    return true;
+    return detail::query_ready(detail::backend::stream_query(handle_));
   }
 
   friend constexpr bool operator==(stream_ref a, stream_ref b) noexcept {

@@ -27,6 +27,11 @@ enum class device_attribute {
   max_threads_per_block,
   max_shared_memory_per_block,
   max_grid_dim_x,
+  max_grid_dim_y,
+  max_grid_dim_z,
+  max_block_dim_x,
+  max_block_dim_y,
+  max_block_dim_z,
   managed_memory,
   concurrent_managed_access,
   pageable_memory_access,
@@ -42,6 +47,12 @@ struct native_properties {
   int pci_domain = 0;
   int pci_bus = 0;
   int pci_device = 0;
+};
+
+/// What one kernel may be launched with on the current device.
+struct kernel_launch_limits {
+  int max_threads_per_block = 0;
+  int max_dynamic_shared_bytes = 0;
 };
 
 /// A three-component extent in the layout of the runtimes' dim3.

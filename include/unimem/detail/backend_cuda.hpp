@@ -15,6 +15,8 @@
 
 #include "backend_common.hpp"
 
+#include "backend_cuda_driver.hpp"
+
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
@@ -36,6 +38,8 @@ inline const char* error_name(status s) noexcept { return cudaGetErrorName(s); }
 inline const char* error_string(status s) noexcept { return cudaGetErrorString(s); }
 /// Reads and resets the runtime's last error (a sticky error stays).
 inline status take_last_error() noexcept { return cudaGetLastError(); }
+/// Reads the runtime's last error without resetting it.
+inline status peek_last_error() noexcept { return cudaPeekAtLastError(); }
 /// True for the statuses that mean "this machine has no usable GPU" rather than a fault.
 inline bool means_no_gpu(status s) noexcept {
   return s == cudaErrorNoDevice || s == cudaErrorInsufficientDriver;
@@ -71,6 +75,11 @@ inline result get_attribute(int* value, device_attribute a, int id) noexcept {
       native = cudaDevAttrMaxSharedMemoryPerBlock;
       break;
     case device_attribute::max_grid_dim_x: native = cudaDevAttrMaxGridDimX; break;
+    case device_attribute::max_grid_dim_y: native = cudaDevAttrMaxGridDimY; break;
+    case device_attribute::max_grid_dim_z: native = cudaDevAttrMaxGridDimZ; break;
+    case device_attribute::max_block_dim_x: native = cudaDevAttrMaxBlockDimX; break;
+    case device_attribute::max_block_dim_y: native = cudaDevAttrMaxBlockDimY; break;
+    case device_attribute::max_block_dim_z: native = cudaDevAttrMaxBlockDimZ; break;
     case device_attribute::managed_memory: native = cudaDevAttrManagedMemory; break;
     case device_attribute::concurrent_managed_access:
       native = cudaDevAttrConcurrentManagedAccess;
@@ -129,9 +138,37 @@ inline result launch_kernel(const void* kernel, extent3 grid, extent3 block, voi
                                                shared_bytes, stream));
 }
 
+/// The limits one kernel has on the current device (they depend on its registers and static
+/// shared memory, and on cudaFuncSetAttribute calls made for it).
+inline result kernel_limits(const void* kernel, kernel_launch_limits* out) noexcept {
+  cudaFuncAttributes a{};
+  const result r = UNIMEM_DETAIL_NATIVE(cudaFuncGetAttributes(&a, kernel));
+  if (r.code != success) return r;
+  out->max_threads_per_block = a.maxThreadsPerBlock;
+  out->max_dynamic_shared_bytes = a.maxDynamicSharedSizeBytes;
+  return r;
+}
+
 inline result stream_synchronize(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaStreamSynchronize(s));
 }
+
+/// The device a stream belongs to. The default streams (null, legacy, per-thread) belong to the
+/// current device. error_not_supported (no runtime call left behind) when the runtime and
+/// driver cannot say.
+inline result stream_device(stream_handle s, int* id) noexcept {
+  if (s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread) return get_device(id);
+#if CUDART_VERSION >= 12080
+  const result r = UNIMEM_DETAIL_NATIVE(cudaStreamGetDevice(s, id));
+  if (r.code != cudaErrorCallRequiresNewerDriver && r.code != cudaErrorNotSupported) return r;
+  if (cudaPeekAtLastError() == r.code) (void)cudaGetLastError();
+#endif
+  if (cuda_driver::stream_device(s, id)) return {cudaSuccess, "cuStreamGetCtx + cuCtxGetDevice"};
+  return {cudaErrorNotSupported, "cudaStreamGetDevice (not in this runtime or driver)"};
+}
+
+/// 1 when device `id` has a context (it may be running work), 0 when it has none, -1 unknown.
+inline int context_active(int id) noexcept { return cuda_driver::primary_context_active(id); }
 inline result stream_query(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaStreamQuery(s));
 }

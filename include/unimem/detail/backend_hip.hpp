@@ -30,6 +30,10 @@ plain C++ files)."
 
 #include "backend_common.hpp"
 
+#if defined(UNIMEM_DETAIL_HIP_NVIDIA)
+#include "backend_cuda_driver.hpp"
+#endif
+
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
@@ -55,6 +59,8 @@ inline const char* error_name(status s) noexcept { return hipGetErrorName(s); }
 inline const char* error_string(status s) noexcept { return hipGetErrorString(s); }
 /// Reads and resets the runtime's last error (a sticky error stays).
 inline status take_last_error() noexcept { return hipGetLastError(); }
+/// Reads the runtime's last error without resetting it.
+inline status peek_last_error() noexcept { return hipPeekAtLastError(); }
 /// True for the statuses that mean "this machine has no usable GPU" rather than a fault.
 inline bool means_no_gpu(status s) noexcept {
   return s == hipErrorNoDevice || s == hipErrorInsufficientDriver;
@@ -89,6 +95,11 @@ inline result get_attribute(int* value, device_attribute a, int id) noexcept {
       native = hipDeviceAttributeMaxSharedMemoryPerBlock;
       break;
     case device_attribute::max_grid_dim_x: native = hipDeviceAttributeMaxGridDimX; break;
+    case device_attribute::max_grid_dim_y: native = hipDeviceAttributeMaxGridDimY; break;
+    case device_attribute::max_grid_dim_z: native = hipDeviceAttributeMaxGridDimZ; break;
+    case device_attribute::max_block_dim_x: native = hipDeviceAttributeMaxBlockDimX; break;
+    case device_attribute::max_block_dim_y: native = hipDeviceAttributeMaxBlockDimY; break;
+    case device_attribute::max_block_dim_z: native = hipDeviceAttributeMaxBlockDimZ; break;
     case device_attribute::managed_memory: native = hipDeviceAttributeManagedMemory; break;
     case device_attribute::concurrent_managed_access:
       native = hipDeviceAttributeConcurrentManagedAccess;
@@ -177,8 +188,49 @@ inline result launch_kernel(const void* kernel, extent3 grid, extent3 block, voi
                                               stream));
 }
 
+/// The limits one kernel has on the current device (registers, static shared memory).
+inline result kernel_limits(const void* kernel, kernel_launch_limits* out) noexcept {
+  hipFuncAttributes a{};
+  const result r = UNIMEM_DETAIL_NATIVE(hipFuncGetAttributes(&a, kernel));
+  if (r.code != success) return r;
+  out->max_threads_per_block = a.maxThreadsPerBlock;
+  out->max_dynamic_shared_bytes = a.maxDynamicSharedSizeBytes;
+  return r;
+}
+
 inline result stream_synchronize(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(hipStreamSynchronize(s));
+}
+
+/// The device a stream belongs to; the null stream belongs to the current device.
+/// error_not_supported (no runtime call left behind) when this HIP cannot say.
+inline result stream_device(stream_handle s, int* id) noexcept {
+  if (s == nullptr) return get_device(id);
+#if defined(UNIMEM_DETAIL_HIP_NVIDIA)
+  if (s == cudaStreamLegacy || s == cudaStreamPerThread) return get_device(id);
+  if (cuda_driver::stream_device(s, id)) return {hipSuccess, "cuStreamGetCtx + cuCtxGetDevice"};
+  return {hipErrorNotSupported, "the device of a stream (driver entry points not available)"};
+#elif HIP_VERSION >= 50600000  // hipStreamGetDevice arrived in ROCm 5.6
+  if (s == hipStreamPerThread) return get_device(id);
+  hipDevice_t d = 0;  // on AMD the device handle is the ordinal
+  const result r = UNIMEM_DETAIL_NATIVE(hipStreamGetDevice(s, &d));
+  if (r.code == success) *id = static_cast<int>(d);
+  return r;
+#else
+  (void)id;
+  return {hipErrorNotSupported, "hipStreamGetDevice (needs ROCm 5.6)"};
+#endif
+}
+
+/// 1 when device `id` has a context (it may be running work), 0 when it has none, -1 unknown.
+/// On AMD every device is initialised with the runtime, so synchronising one is cheap: -1.
+inline int context_active(int id) noexcept {
+#if defined(UNIMEM_DETAIL_HIP_NVIDIA)
+  return cuda_driver::primary_context_active(id);
+#else
+  (void)id;
+  return -1;
+#endif
 }
 inline result stream_query(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(hipStreamQuery(s));

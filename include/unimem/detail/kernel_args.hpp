@@ -74,8 +74,11 @@ struct argument_traits {
   static constexpr bool copyable = std::is_trivially_copyable<value>::value;
   static constexpr bool converts = [] {
     if constexpr (is_view<value>::value) {
+      // A buffer or view reaches a view parameter, or a pointer parameter as its data(); never
+      // a bool or an integer, which its pointer would also convert to.
       return std::is_convertible<value, Param>::value ||
-             std::is_convertible<typename value::pointer, Param>::value;
+             (std::is_pointer<Param>::value &&
+              std::is_convertible<typename value::pointer, Param>::value);
     } else {
       return std::is_convertible<kernel_value_t<Arg>, Param>::value;
     }

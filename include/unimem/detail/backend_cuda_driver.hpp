@@ -1,0 +1,77 @@
+// unimem: the few CUDA driver functions unimem needs, reached through the runtime's entry-point
+// query (NVIDIA only: the CUDA backend and HIP on NVIDIA). Nothing links against libcuda, so a
+// machine without a driver still loads the program; every function here answers "unknown" when
+// the driver cannot be reached. Included by backend_cuda.hpp / backend_hip.hpp (on NVIDIA) after
+// <cuda_runtime_api.h> and backend_common.hpp; not a public header.
+#pragma once
+
+UNIMEM_BEGIN_NAMESPACE
+namespace detail {
+namespace backend {
+namespace cuda_driver {
+
+// Driver signatures in plain types (cuda.h is not included): CUresult is an int-sized enum
+// (0 is CUDA_SUCCESS), CUdevice an int, CUcontext an opaque pointer, CUstream a cudaStream_t.
+using primary_ctx_get_state_fn = int (*)(int, unsigned*, int*);
+using stream_get_ctx_fn = int (*)(cudaStream_t, void**);
+using ctx_push_fn = int (*)(void*);
+using ctx_pop_fn = int (*)(void**);
+using ctx_get_device_fn = int (*)(int*);
+
+/// The driver function `name` with the signature it had in CUDA 11.8 (later runtimes may
+/// otherwise hand out a newer ABI version of the same name), or null when it cannot be had.
+template <class Fn>
+Fn entry(const char* name) noexcept {
+  void* p = nullptr;
+#if CUDART_VERSION >= 12050
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  const cudaError_t r =
+      cudaGetDriverEntryPointByVersion(name, &p, 11080, cudaEnableDefault, &found);
+  const bool ok = r == cudaSuccess && found == cudaDriverEntryPointSuccess;
+#elif CUDART_VERSION >= 12000
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  const cudaError_t r = cudaGetDriverEntryPoint(name, &p, cudaEnableDefault, &found);
+  const bool ok = r == cudaSuccess && found == cudaDriverEntryPointSuccess;
+#else
+  const cudaError_t r = cudaGetDriverEntryPoint(name, &p, cudaEnableDefault);
+  const bool ok = r == cudaSuccess;
+#endif
+  if (r != cudaSuccess && cudaPeekAtLastError() == r) (void)cudaGetLastError();  // ours only
+  return ok ? reinterpret_cast<Fn>(p) : nullptr;
+}
+
+/// 1 when device `id` has an active primary context, 0 when it has none (then no kernel, copy
+/// or prefetch can be running on it), -1 when the driver cannot tell.
+inline int primary_context_active(int id) noexcept {
+  static const auto get_state = entry<primary_ctx_get_state_fn>("cuDevicePrimaryCtxGetState");
+  if (get_state == nullptr) return -1;
+  unsigned flags = 0;
+  int active = 0;
+  if (get_state(id, &flags, &active) != 0) return -1;
+  return active != 0 ? 1 : 0;
+}
+
+/// The device of a (non-special) stream handle through its context; false when unknown.
+inline bool stream_device(cudaStream_t s, int* id) noexcept {
+  static const auto get_ctx = entry<stream_get_ctx_fn>("cuStreamGetCtx");
+  static const auto push = entry<ctx_push_fn>("cuCtxPushCurrent");
+  static const auto pop = entry<ctx_pop_fn>("cuCtxPopCurrent");
+  static const auto get_device = entry<ctx_get_device_fn>("cuCtxGetDevice");
+  if (get_ctx == nullptr || push == nullptr || pop == nullptr || get_device == nullptr) {
+    return false;
+  }
+  void* ctx = nullptr;
+  if (get_ctx(s, &ctx) != 0 || ctx == nullptr || push(ctx) != 0) return false;
+  int d = -1;
+  const int r = get_device(&d);
+  void* popped = nullptr;
+  (void)pop(&popped);
+  if (r != 0 || d < 0) return false;
+  *id = d;
+  return true;
+}
+
+}  // namespace cuda_driver
+}  // namespace backend
+}  // namespace detail
+UNIMEM_END_NAMESPACE

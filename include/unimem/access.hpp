@@ -18,6 +18,10 @@ enum class access_mode {
   /// Every element is overwritten and the old contents are not needed: where the runtime can
   /// discard stale pages (CUDA >= 12.8, on a stream other than the legacy default stream) the
   /// pages are populated on the device without moving data; otherwise prefetched.
+  /// The old contents are kept (the range is treated as inout) when another argument of the
+  /// same launch reaches the range (an in() or inout() tag, an untagged buffer or view, a
+  /// pointer into it), since the kernel may read it there, and when the launch is not known
+  /// to be accepted (a refused launch never loses data).
   out,
   /// Read and written: prefetched.
   inout,

@@ -204,6 +204,25 @@ inline std::vector<device> devices() {
 /// @throws unimem::error, which carries any asynchronous kernel error.
 inline void synchronize() { UNIMEM_DETAIL_CHECK(detail::backend::device_synchronize()); }
 
+/// @brief Waits for all work on every GPU that may have some: each device with a context.
+///
+/// A device this process never used has no context and so no work; it is skipped rather than
+/// initialised (on NVIDIA, initialising costs time and GPU memory on every rank of a multi-GPU
+/// job). Where the runtime cannot tell (AMD), every device is synchronised.
+/// The calling thread's current device is left as it was.
+/// @throws unimem::error, which carries any asynchronous kernel error.
+/// Without a GPU there is nothing to wait for: it returns.
+inline void synchronize_all_devices() {
+  const int n = device_count();
+  if (n == 0) return;
+  int current = 0;
+  UNIMEM_DETAIL_CHECK(detail::backend::get_device(&current));
+  for (int id = 0; id < n; ++id) {
+    if (id != current && detail::backend::context_active(id) == 0) continue;
+    device(id).synchronize();
+  }
+}
+
 /// @brief The name of the backend unimem was compiled for: "CUDA", "HIP (AMD)", "HIP (NVIDIA)".
 inline const char* backend_name() noexcept { return detail::backend::name(); }
 

@@ -100,11 +100,13 @@ inline void check(backend::result r, const char* file, int line) {
   if (r.code != backend::success) throw_error(r, file, line);
 }
 
-/// The answer of a stream or event query: false for "not ready" (which is then cleared, as it
-/// is no error to keep), true for success; anything else throws.
+/// The answer of a stream or event query: false for "not ready", true for success; anything
+/// else throws. Where the runtime records "not ready" as the last error (HIP on AMD does), that
+/// record, and only that one, is cleared: an error the caller's own runtime calls left pending
+/// stays for the caller to read.
 inline bool query_ready(backend::result r) {
   if (r.code == backend::error_not_ready) {
-    (void)backend::take_last_error();
+    if (backend::peek_last_error() == backend::error_not_ready) (void)backend::take_last_error();
     return false;
   }
   check(r, __FILE__, __LINE__);

@@ -11,8 +11,11 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 UNIMEM_BEGIN_NAMESPACE
@@ -46,63 +49,180 @@ void launch_parameters(void (*kernel)(Params...), const launch_config& cfg, Para
 
 // ---- access tags: prefetch before the kernel ----
 
-struct placement_request {
-  void* ptr;
+/// A range of memory a launch argument lets the kernel reach. Tagged ranges are placed before
+/// the kernel; the others (untagged buffers and views, raw pointers as one byte) only count for
+/// the overlap rule: an out() range that another argument may read is never discarded.
+struct range_use {
+  const void* ptr;
   std::size_t bytes;
   access_mode mode;
+  bool tagged;
+
+  [[nodiscard]] bool overlaps(const range_use& o) const noexcept {
+    const auto a = reinterpret_cast<std::uintptr_t>(ptr);
+    const auto b = reinterpret_cast<std::uintptr_t>(o.ptr);
+    return bytes != 0 && o.bytes != 0 && a < b + o.bytes && b < a + bytes;
+  }
+  [[nodiscard]] bool same_range(const range_use& o) const noexcept {
+    return ptr == o.ptr && bytes == o.bytes;
+  }
 };
 
 template <class Arg>
 constexpr bool is_tagged_v = kernel_arg_traits<std::decay_t<Arg>>::tagged;
 
+/// Whether an argument lets the kernel reach memory unimem can name: a tag, a buffer, a view
+/// or an object pointer.
 template <class Arg>
-void collect_placement(placement_request*& next, const Arg& a) noexcept {
-  if constexpr (is_tagged_v<Arg>) {
+constexpr bool reaches_memory_v = [] {
+  using value = std::decay_t<kernel_value_t<Arg>>;
+  if constexpr (is_view<value>::value) {
+    return true;
+  } else if constexpr (std::is_pointer<value>::value) {
+    return std::is_object<std::remove_pointer_t<value>>::value;
+  } else {
+    return false;
+  }
+}();
+
+template <class Arg>
+void collect_range(range_use*& next, const Arg& a) noexcept {
+  if constexpr (reaches_memory_v<const Arg&>) {
     using traits = kernel_arg_traits<std::decay_t<Arg>>;
-    const auto v = traits::get(a);
-    *next++ = {const_cast<void*>(static_cast<const void*>(v.data())), v.size_bytes(), traits::mode};
+    if constexpr (traits::tagged) {
+      const auto v = traits::get(a);
+      *next++ = {v.data(), v.size_bytes(), traits::mode, true};
+    } else if constexpr (is_view<std::decay_t<kernel_value_t<const Arg&>>>::value) {
+      const auto v = kernel_value(a);
+      *next++ = {v.data(), v.size_bytes(), access_mode::inout, false};
+    } else {
+      const void* p = const_cast<const void*>(static_cast<const volatile void*>(a));
+      *next++ = {p, p == nullptr ? 0u : 1u, access_mode::inout, false};
+    }
   }
 }
 
-/// Prefetches the tagged ranges to `device` on stream s, in stream order before the kernel.
-/// out() ranges are discarded and populated on the device in one batch where the runtime can.
-template <std::size_t N>
-void place_for_launch(const std::array<placement_request, N>& reqs, int device, stream_ref s) {
+/// Whether a launch of `kernel` with cfg would be accepted on the current device: the checks
+/// the runtime makes before it queues anything (block and grid extents against the device,
+/// threads and dynamic shared memory against this kernel's own limits). False when unsure.
+inline bool launch_would_be_accepted(const void* kernel, const launch_config& cfg) noexcept {
+  int id = 0;
+  backend::kernel_launch_limits k{};
+  if (backend::get_device(&id).code != backend::success) return false;
+  const backend::result r = backend::kernel_limits(kernel, &k);
+  if (r.code != backend::success) {
+    if (backend::peek_last_error() == r.code) (void)backend::take_last_error();  // ours only
+    return false;
+  }
+  using a = backend::device_attribute;
+  const a limits[] = {a::max_block_dim_x, a::max_block_dim_y, a::max_block_dim_z,
+                      a::max_grid_dim_x,  a::max_grid_dim_y,  a::max_grid_dim_z};
+  const unsigned asked[] = {cfg.block.x, cfg.block.y, cfg.block.z,
+                            cfg.grid.x,  cfg.grid.y,  cfg.grid.z};
+  for (std::size_t i = 0; i < 6; ++i) {
+    int limit = 0;
+    if (backend::get_attribute(&limit, limits[i], id).code != backend::success || limit <= 0 ||
+        asked[i] > static_cast<unsigned>(limit)) {
+      return false;
+    }
+  }
+  return k.max_threads_per_block > 0 &&
+         cfg.block.volume() <= static_cast<std::uint64_t>(k.max_threads_per_block) &&
+         k.max_dynamic_shared_bytes >= 0 &&
+         cfg.shared_bytes <= static_cast<std::size_t>(k.max_dynamic_shared_bytes);
+}
+
+/// Places the tagged ranges on `device`, on stream s, in stream order before the kernel.
+///
+/// in() and inout() ranges are prefetched. An out() range is discarded and populated on the
+/// device without moving data (CUDA >= 12.8, off the legacy default stream) only when it is
+/// safe: no other argument of the launch can reach it (else the kernel may read it: it is
+/// prefetched as inout), and the launch is known to be accepted (else a refused launch would
+/// have lost the data). Everything that can fail is done before the discard, so an exception
+/// never leaves data discarded. Elsewhere out() ranges are prefetched.
+template <std::size_t N, class AcceptedFn>
+void place_for_launch(const std::array<range_use, N>& uses, int device, stream_ref s,
+                      AcceptedFn&& launch_accepted) {
   if (gate(device, "unimem::launch (access tags)") == hint_status::unsupported) return;
   const backend::native_location where{false, device};
-  bool done[N] = {};
+  bool discard[N] = {};
+  std::size_t discards = 0;
   if constexpr (backend::has_discard_prefetch) {
     if (!backend::is_legacy_default_stream(s.get())) {
-      void* ptrs[N];
-      std::size_t sizes[N];
-      std::size_t which[N];
-      std::size_t k = 0;
       for (std::size_t i = 0; i < N; ++i) {
-        if (reqs[i].mode == access_mode::out && reqs[i].bytes != 0) {
-          ptrs[k] = reqs[i].ptr;
-          sizes[k] = reqs[i].bytes;
-          which[k++] = i;
+        if (!uses[i].tagged || uses[i].mode != access_mode::out || uses[i].bytes == 0) continue;
+        bool read_elsewhere = false;
+        for (std::size_t j = 0; j < N && !read_elsewhere; ++j) {
+          const bool other_writer = uses[j].tagged && uses[j].mode == access_mode::out;
+          read_elsewhere = j != i && !other_writer && uses[i].overlaps(uses[j]);
         }
+        discard[i] = !read_elsewhere;
+        discards += discard[i] ? 1 : 0;
       }
-      if (k != 0) {
-        if (backend::discard_and_prefetch(ptrs, sizes, k, where, s.get()).code == backend::success) {
-          for (std::size_t j = 0; j < k; ++j) done[which[j]] = true;
-        } else {
-          (void)backend::take_last_error();  // fall back to prefetching them below
-        }
+      if (discards != 0 && !launch_accepted()) {
+        for (bool& d : discard) d = false;
+        discards = 0;
       }
     }
   }
   for (std::size_t i = 0; i < N; ++i) {
-    if (!done[i] && reqs[i].bytes != 0) {
-      UNIMEM_DETAIL_CHECK(backend::prefetch(reqs[i].ptr, reqs[i].bytes, where, s.get()));
+    if (!uses[i].tagged || discard[i] || uses[i].bytes == 0) continue;
+    bool repeated = false;  // the same range tagged twice (in(b), inout(b)) moves once
+    for (std::size_t j = 0; j < i && !repeated; ++j) {
+      repeated = uses[j].tagged && !discard[j] && uses[j].same_range(uses[i]);
+    }
+    if (!repeated) {
+      UNIMEM_DETAIL_CHECK(backend::prefetch(uses[i].ptr, uses[i].bytes, where, s.get()));
+    }
+  }
+  if (discards == 0) return;
+  void* ptrs[N];
+  std::size_t sizes[N];
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (!discard[i]) continue;
+    ptrs[k] = const_cast<void*>(uses[i].ptr);
+    sizes[k++] = uses[i].bytes;
+  }
+  if (backend::discard_and_prefetch(ptrs, sizes, k, where, s.get()).code != backend::success) {
+    (void)backend::take_last_error();  // not available here: move the data instead
+    for (std::size_t j = 0; j < k; ++j) {
+      UNIMEM_DETAIL_CHECK(backend::prefetch(ptrs[j], sizes[j], where, s.get()));
     }
   }
 }
 
+/// The device a stream belongs to: where the stream_ref knows it, else as the runtime says;
+/// nullopt for the default stream (it follows the current device) or when the runtime cannot
+/// tell.
+inline std::optional<int> stream_device(stream_ref s) {
+  if (s.is_default()) return std::nullopt;
+  if (const std::optional<int> known = s.device_id()) return known;
+  int id = -1;
+  const backend::result r = backend::stream_device(s.get(), &id);
+  if (r.code == backend::success) return id;
+  if (r.code == backend::error_not_supported) return std::nullopt;
+  throw_error(r, __FILE__, __LINE__, "reading the device of the launch stream");
+}
+
+/// The device a launch must run on, when it has to be chosen: cfg.device, else the stream's.
+/// @throws unimem::error when cfg.device names another device than the stream's.
+inline std::optional<int> launch_device(const launch_config& cfg) {
+  const std::optional<int> from_stream = stream_device(cfg.stream);
+  if (!cfg.device) return from_stream;
+  if (from_stream && *from_stream != *cfg.device) {
+    throw error(backend::error_invalid_value, "unimem::launch", __FILE__, __LINE__,
+                "the launch stream belongs to device " + std::to_string(*from_stream) +
+                    " but launch_config::on_device(" + std::to_string(*cfg.device) +
+                    ") asks for device " + std::to_string(*cfg.device) +
+                    "; use a stream of that device, or drop on_device() to run on the stream's");
+  }
+  return cfg.device;
+}
+
 }  // namespace detail
 
-/// @brief Launches an ordinary `__global__` kernel on cfg.stream of the current device.
+/// @brief Launches an ordinary `__global__` kernel on cfg.stream.
 ///
 /// Each argument is checked at compile time against the kernel's parameter list:
 /// a `managed_buffer<T>&` becomes `T*` (or `view<T>` where the parameter is a view), a
@@ -111,15 +231,20 @@ void place_for_launch(const std::array<placement_request, N>& reqs, int device, 
 /// much shared memory, an earlier sticky fault) is thrown at once; errors inside the kernel
 /// surface at the next synchronisation. An empty grid launches nothing.
 ///
-/// Arguments tagged with unimem::in(), out() or inout() are prefetched to the launching device
-/// on cfg.stream before the kernel (see access.hpp); untagged buffers are not. cfg.device
-/// chooses the device (default: the current one).
+/// Arguments tagged with unimem::in(), out() or inout() are placed on the launching device,
+/// on cfg.stream, before the kernel (see access.hpp); untagged buffers are not.
+///
+/// The launching device: cfg.device when set (made current for the launch); else, for a
+/// launch with tags, the stream's device (a unimem::stream knows it; for a native handle the
+/// runtime is asked) so that data moves where the kernel runs; else the current device. A
+/// stream of one device with on_device() of another throws unimem::error.
 ///
 /// @code
 ///   __global__ void vector_add(const float* a, const float* b, float* c, std::size_t n);
 ///   unimem::launch(vector_add, unimem::grid_for(n), a, b, c, n);
 /// @endcode
-/// @throws unimem::error when the runtime rejects the launch.
+/// @throws unimem::error when the runtime rejects the launch, or the stream belongs to another
+/// device than cfg.device.
 /// @throws std::invalid_argument when a block extent is zero.
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), const launch_config& cfg, Args&&... args) {
@@ -130,25 +255,30 @@ void launch(void (*kernel)(Params...), const launch_config& cfg, Args&&... args)
     if constexpr (detail::parameter_list<Params...>::template accepts<Args...>()) {
       detail::check_config(cfg);
       if (cfg.empty()) return;  // no blocks: no work, no prefetch, no runtime call
-      const auto run = [&] {
-        constexpr std::size_t tagged = (std::size_t{detail::is_tagged_v<Args>} + ... + 0);
+      constexpr std::size_t tagged = (std::size_t{detail::is_tagged_v<Args>} + ... + 0);
+      const auto run = [&](int device) {
         if constexpr (tagged != 0) {
-          std::array<detail::placement_request, tagged> reqs{};
-          detail::placement_request* next = reqs.data();
-          (detail::collect_placement(next, args), ...);
-          detail::place_for_launch(reqs, cfg.device ? *cfg.device : detail::current_device_id(),
-                                   cfg.stream);
+          constexpr std::size_t reached =
+              (std::size_t{detail::reaches_memory_v<const Args&>} + ... + 0);
+          std::array<detail::range_use, reached> uses{};
+          detail::range_use* next = uses.data();
+          (detail::collect_range(next, args), ...);
+          detail::place_for_launch(uses, device, cfg.stream, [&] {
+            return detail::launch_would_be_accepted(reinterpret_cast<const void*>(kernel), cfg);
+          });
+        } else {
+          (void)device;
         }
         detail::launch_parameters(
             kernel, cfg,
             detail::to_parameter<Params>(detail::kernel_value(std::forward<Args>(args)))...);
       };
-      if (cfg.device) {
-        device_guard g(*cfg.device);
-        run();
-      } else {
-        run();
-      }
+      if (!cfg.device && tagged == 0) return run(-1);  // the runtime's own choice: no query
+      const std::optional<int> device = detail::launch_device(cfg);
+      const int current = detail::current_device_id();
+      if (!device || *device == current) return run(current);
+      device_guard g(*device);  // checks the id
+      run(*device);
     } else {
       detail::parameter_list<Params...>::template diagnose<Args...>(
           std::index_sequence_for<Args...>{});

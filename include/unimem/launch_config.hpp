@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -30,9 +31,19 @@ struct dims {
                                       int> = 0>
   constexpr dims(const D& d) noexcept : x(d.x), y(d.y), z(d.z) {}  // NOLINT
 
-  /// @brief x * y * z, without overflow.
+  /// @brief x * y * z, exact up to 2^64 - 1 and saturated there: it never wraps around.
+  /// Every grid a runtime accepts has fewer than 2^63 blocks, so only extents no runtime
+  /// accepts (say 2^32 - 1 in each dimension) saturate.
   [[nodiscard]] constexpr std::uint64_t volume() const noexcept {
-    return std::uint64_t{x} * y * z;
+    return saturating_product(saturating_product(x, y), z);
+  }
+
+  /// @brief a * b, or 2^64 - 1 where the product does not fit in 64 bits.
+  [[nodiscard]] static constexpr std::uint64_t saturating_product(std::uint64_t a,
+                                                                  std::uint64_t b) noexcept {
+    return a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a
+               ? std::numeric_limits<std::uint64_t>::max()
+               : a * b;
   }
   /// @brief True when some extent is zero.
   [[nodiscard]] constexpr bool empty() const noexcept { return x == 0 || y == 0 || z == 0; }
@@ -53,8 +64,9 @@ struct launch_config {
   dims block{1};
   std::size_t shared_bytes = 0;
   stream_ref stream{};
-  /// The device to launch on; empty (the default) means the calling thread's current device.
-  /// The stream, if not the default stream, must belong to that device.
+  /// The device to launch on; empty (the default) means the stream's device where it is known
+  /// (see launch()), else the calling thread's current device. A stream of another device
+  /// with an explicit device is refused by launch() with unimem::error.
   std::optional<int> device{};
 
   constexpr launch_config() noexcept = default;
@@ -80,9 +92,13 @@ struct launch_config {
     c.shared_bytes = bytes;
     return c;
   }
-  /// @brief Total threads launched: grid volume times block volume.
+  /// @brief Total threads launched: grid volume times block volume, saturated at 2^64 - 1
+  /// (never wrapped). The largest legal grids exceed that: (2^31 - 1) x 65535 x 65535 blocks
+  /// of 1024 threads are 9.4e21 threads, and threads() then returns 2^64 - 1, not a smaller
+  /// number that looks like a real launch. Compare with std::numeric_limits<std::uint64_t>::
+  /// max() to detect it.
   [[nodiscard]] constexpr std::uint64_t threads() const noexcept {
-    return grid.volume() * block.volume();
+    return dims::saturating_product(grid.volume(), block.volume());
   }
   /// @brief True when the grid has no blocks: launching it does nothing.
   [[nodiscard]] constexpr bool empty() const noexcept { return grid.empty(); }

@@ -118,7 +118,9 @@ class managed_buffer : public detail::host_array<T, detail::managed_memory> {
   [[nodiscard]] std::vector<location> accessed_by() const {
     return unimem::accessed_by(this->cview());
   }
-  /// @brief Prefetches to the host on s and waits: the CPU may then read without faults.
+  /// @brief Makes the buffer ready for the CPU: no GPU still writes it and its pages are on
+  /// the host. Without a stream, waits for every GPU with work; with a stream, for that stream
+  /// (see unimem::ready_for_host).
   hint_status ready_for_host(stream_ref s = {}) const {
     return unimem::ready_for_host(this->cview(), s);
   }

@@ -22,6 +22,8 @@ namespace detail {
 /// over-allocating and remembering the original pointer.
 constexpr std::size_t runtime_alignment = 256;
 
+/// The allocation logic of the three resources. Derived provides `name`, raw_allocate() and
+/// raw_deallocate(). Strong exception safety: an allocation that throws leaves nothing behind.
 template <class Derived>
 class runtime_resource : public std::pmr::memory_resource {
  protected:
@@ -41,8 +43,13 @@ class runtime_resource : public std::pmr::memory_resource {
     if (!over) return raw;
     const auto address = reinterpret_cast<std::uintptr_t>(raw);
     void* aligned = reinterpret_cast<void*>((address + alignment - 1) & ~(alignment - 1));
-    std::lock_guard<std::mutex> lock(mutex_);
-    originals_[aligned] = raw;
+    try {  // recording the original pointer may throw (bad_alloc): then nothing stays allocated
+      std::lock_guard<std::mutex> lock(mutex_);
+      originals_.emplace(aligned, raw);
+    } catch (...) {
+      static_cast<Derived*>(this)->raw_deallocate(raw);
+      throw;
+    }
     return aligned;
   }
   void do_deallocate(void* p, std::size_t, std::size_t alignment) override {

@@ -59,6 +59,7 @@ enum class attach_mode {
 };
 
 /// @brief Where a new buffer's pages are first touched, and on which stream that happens.
+/// Made by first_touch(); a temporary unimem::stream is refused (see stream).
 struct first_touch_t {
   location where;
   stream_ref stream;
@@ -276,14 +277,26 @@ template <class T>
   return out;
 }
 
-/// @brief Makes the range ready for CPU access: prefetches it to the host on s and waits for
-/// s. Where the device cannot migrate (policy ignore), waits for the whole device instead,
-/// since the CPU may then touch managed memory only while no kernel runs.
+/// @brief Makes the range ready for CPU access: once it returns, no GPU is still writing the
+/// range and its pages are on the host (where the device can migrate them).
+///
+/// - Without a stream (or with the default stream): waits for every GPU that may have work
+///   (synchronize_all_devices(): a kernel on another GPU, or on a non-blocking stream, may be
+///   writing the range), then prefetches the range to the host and waits for that.
+/// - With a stream s: prefetches on s and waits for s. The caller promises that every write
+///   to the range is ordered before s (queued on s, or made to precede it with an event);
+///   work on other streams is not waited for.
+/// - On a device that cannot migrate (policy ignore: returns unsupported): waits for every GPU
+///   that may have work, since the CPU may then touch managed memory only while no kernel runs.
+/// An empty range returns empty and waits for nothing.
+/// @throws unimem::error, which carries any asynchronous error of the work waited for.
 template <class T>
 hint_status ready_for_host(view<T> v, stream_ref s = {}) {
+  if (v.empty()) return hint_status::empty;
+  if (s.is_default()) synchronize_all_devices();
   const hint_status st = prefetch(v, location::host(), s);
   if (st == hint_status::unsupported) {
-    UNIMEM_DETAIL_CHECK(detail::backend::device_synchronize());
+    if (!s.is_default()) synchronize_all_devices();
   } else {
     s.synchronize();
   }

@@ -406,3 +406,45 @@ TEST(StreamGpu, OwnsAndMoves) {
   EXPECT_EQ(unimem::stream_ref(c), unimem::stream_ref(handle));
   c.synchronize();
 }
+
+TEST(StreamGpu, KnowsItsDevice) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::stream s;  // on the current device
+  EXPECT_EQ(s.device_id(), unimem::device::current().id());
+  EXPECT_EQ(unimem::stream_ref(s).device_id(), s.device_id());
+  unimem::stream on0(unimem::device(0));
+  EXPECT_EQ(on0.ref().device_id(), 0);
+  // A native handle does not carry its device; the runtime is asked where it can tell.
+  const unimem::stream_ref native(on0.get());
+  EXPECT_FALSE(native.device_id().has_value());
+  EXPECT_EQ(native, on0.ref());
+  const std::optional<int> asked = unimem::detail::stream_device(native);
+  if (asked) EXPECT_EQ(*asked, 0);
+  EXPECT_FALSE(unimem::stream_ref().device_id().has_value());  // the default stream follows
+  EXPECT_FALSE(unimem::detail::stream_device(unimem::stream_ref()).has_value());
+  unimem::stream moved(std::move(on0));
+  EXPECT_EQ(moved.device_id(), 0);
+  EXPECT_EQ(on0.device_id(), -1);  // NOLINT(bugprone-use-after-move)
+}
+
+TEST(StreamGpu, LaunchOnAStreamWithItsOwnDeviceNamedWorks) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::stream s;
+  unimem::managed_buffer<int> b(4096, 1);
+  unimem::launch(migration_fill, unimem::grid_for(b.size()).on(s).on_device(s.device_id()),
+                 unimem::inout(b), 0);
+  s.synchronize();
+  EXPECT_EQ(b[4095], 4095);
+}
+
+TEST(DeviceGpu, SynchronizeAllDevicesWaitsAndKeepsTheCurrentDevice) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_buffer<int> b(1 << 20, unimem::uninitialized);
+  unimem::stream s(unimem::stream::flags::non_blocking);  // not ordered with the default stream
+  unimem::launch(migration_fill, unimem::grid_for(b.size()).on(s), b, 0);
+  const int before = unimem::device::current().id();
+  unimem::synchronize_all_devices();
+  EXPECT_TRUE(s.ready());
+  EXPECT_EQ(unimem::device::current().id(), before);
+  EXPECT_EQ(b[(1 << 20) - 1], (1 << 20) - 1);
+}

@@ -41,6 +41,9 @@ TEST(NoGpu, DeviceObjectsThrow) {
     EXPECT_NE(std::string(e.what()).find("no GPU was found"), std::string::npos) << e.what();
   }
   EXPECT_THROW(unimem::synchronize(), unimem::error);
+  EXPECT_NO_THROW(unimem::synchronize_all_devices());  // no GPU: nothing to wait for
+  unimem::managed_buffer<int> empty;
+  EXPECT_EQ(empty.ready_for_host(), unimem::hint_status::empty);  // no runtime call
 }
 
 TEST(NoGpu, ReportSaysSo) {

@@ -8,6 +8,7 @@ __global__ void takes_floats(float* out, const float* in, std::size_t n) {
   if (n > 0) out[0] = in[0];
 }
 __global__ void takes_int(int x) { (void)x; }
+__global__ void takes_bool(bool b) { (void)b; }
 
 int main() {
   unimem::managed_buffer<float> f;
@@ -20,6 +21,7 @@ int main() {
   unimem::launch(takes_floats, cfg, f, cf, f.size());
   unimem::launch(takes_floats, cfg, f.view(), f, 0);
   unimem::launch(takes_int, cfg, 3u);
+  unimem::launch(takes_bool, cfg, f.size() != 0);
 #elif UNIMEM_CASE == 1  // wrong element type
   unimem::launch(takes_floats, cfg, i, f, 0);
 #elif UNIMEM_CASE == 2  // const buffer to a non-const pointer
@@ -30,6 +32,10 @@ int main() {
   unimem::launch(takes_floats, cfg, f, f);
 #elif UNIMEM_CASE == 5  // not trivially copyable
   unimem::launch(takes_int, cfg, std::string("x"));
+#elif UNIMEM_CASE == 6  // a buffer for a bool parameter (its pointer would convert to true)
+  unimem::launch(takes_bool, cfg, f);
+#elif UNIMEM_CASE == 7  // a tagged buffer for a bool parameter
+  unimem::launch(takes_bool, cfg, unimem::in(f));
 #endif
   (void)i;
   return 0;

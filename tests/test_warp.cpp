@@ -50,7 +50,7 @@ struct odd_struct {
 
 __global__ void warp_intrinsics(long long* out) {
   const int lane = uw::lane_id();
-  const int w = uw::size;
+  const int w = uw::size();
   auto put = [&](int c, long long v) { out[c * w + lane] = v; };
   put(c_warp_size, w);
   put(c_shfl, uw::shfl(lane * 10, (lane + 3) % w));
@@ -78,7 +78,7 @@ __global__ void warp_intrinsics(long long* out) {
   put(c_double, static_cast<long long>(uw::shfl(lane * 1.25, w - 1 - lane) * 4));
 
   // Partial masks: the low half of the warp.
-  const uw::lane_mask_t low = uw::full_mask >> (w / 2);
+  const uw::lane_mask_t low = uw::first_lanes(w / 2);
   if (lane < w / 2) {
     put(c_low_shfl, uw::shfl(lane * 2, (lane + 1) % (w / 2), w, low));
     put(c_low_ballot, static_cast<long long>(uw::ballot(lane % 2 == 0, low)));
@@ -115,7 +115,8 @@ __global__ void warp_reductions(const int* in, std::size_t n, long long* warp_su
   const int v = i < n ? in[i] : 0;
   const long long ws = uw::reduce(static_cast<long long>(v));
   if (uw::lane_id() == 0) {
-    warp_sums[blockIdx.x * ((threads + uw::size - 1) / uw::size) + linear / uw::size] = ws;
+    const unsigned w = static_cast<unsigned>(uw::size());
+    warp_sums[blockIdx.x * ((threads + w - 1) / w) + linear / w] = ws;
   }
   const long long bs = unimem::block::reduce(static_cast<long long>(v));
   const int bm = unimem::block::reduce(i < n ? v : -1000000, unimem::maximum{});
@@ -128,9 +129,26 @@ __global__ void warp_reductions(const int* in, std::size_t n, long long* warp_su
 }
 
 TEST(Warp, HostSideConstantsAreConsistent) {
-  static_assert(uw::size == 32 || uw::size == 64, "");
-  static_assert(sizeof(uw::lane_mask_t) * 8 >= static_cast<std::size_t>(uw::size), "");
-  EXPECT_EQ(uw::full_mask, uw::size == 64 ? ~uw::lane_mask_t{0} : uw::lane_mask_t{0xffffffffu});
+  static_assert(uw::max_size == 32 || uw::max_size == 64, "");
+  static_assert(uw::min_size == 32, "");
+  static_assert(sizeof(uw::lane_mask_t) * 8 == static_cast<std::size_t>(uw::max_size), "");
+  static_assert(uw::full_mask == ~uw::lane_mask_t{0}, "");
+  // In host code static_size is 32 on NVIDIA and, in an AMD build's host pass, the largest size
+  // (host code asks the device: unimem::device::warp_size()).
+#if !defined(__HIP_DEVICE_COMPILE__)  // (a HIP device pass also reads this host function)
+  static_assert(uw::static_size == uw::max_size, "");
+#endif
+#if !defined(UNIMEM_DETAIL_HIP_AMD)
+  static_assert(uw::size() == 32, "");
+#endif
+  static_assert(uw::first_lanes(0) == 0u, "");
+  static_assert(uw::first_lanes(1) == 1u, "");
+  static_assert(uw::first_lanes(16) == 0xffffu, "");
+  static_assert(uw::first_lanes(32) == 0xffffffffu, "");
+  static_assert(uw::first_lanes(uw::max_size) == uw::full_mask, "");
+  static_assert(uw::first_lanes(1000) == uw::full_mask, "");
+  static_assert(uw::first_lanes(-3) == 0u, "");
+  SUCCEED();
 }
 
 TEST(WarpGpu, IntrinsicsMatchACpuReferenceOnEveryLane) {

@@ -30,21 +30,22 @@ namespace warp {
 __device__ inline int lanes_in_this_warp() {
   const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
   const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  const unsigned first = linear - linear % static_cast<unsigned>(size);
+  const int w = size();
+  const unsigned first = linear - linear % static_cast<unsigned>(w);
   const unsigned left = threads - first;
-  return left < static_cast<unsigned>(size) ? static_cast<int>(left) : size;
+  return left < static_cast<unsigned>(w) ? static_cast<int>(left) : w;
 }
 
 /// @brief Reduces v over the lanes of the calling warp with op (associative and commutative);
 /// the result is in lane 0. Every existing lane of the warp must call it (no divergence).
 template <class T, class Op = plus>
 __device__ inline T reduce(T v, Op op = {}) {
+  const int w = size();
   const int lanes = lanes_in_this_warp();
-  const lane_mask_t mask =
-      lanes == size ? full_mask : static_cast<lane_mask_t>((lane_mask_t{1} << lanes) - 1);
+  const lane_mask_t mask = first_lanes(lanes);
   const int lane = lane_id();
-  for (int offset = size / 2; offset > 0; offset /= 2) {
-    const T other = shfl_down(v, static_cast<unsigned>(offset), size, mask);
+  for (int offset = w / 2; offset > 0; offset /= 2) {
+    const T other = shfl_down(v, static_cast<unsigned>(offset), w, mask);
     if (lane + offset < lanes) v = op(v, other);
   }
   return v;
@@ -56,16 +57,18 @@ namespace block {
 
 /// @brief Reduces v over all threads of the block with op (associative and commutative) and
 /// returns the result to every thread. Every thread of the block must call it; it
-/// synchronises the block (twice). Uses (1024 / warp::size) elements of static shared memory.
+/// synchronises the block (twice). Uses (1024 / warp::min_size) = 32 elements of static shared
+/// memory.
 template <class T, class Op = plus>
 __device__ inline T reduce(T v, Op op = {}) {
-  constexpr int max_warps = 1024 / warp::size;
+  constexpr int max_warps = 1024 / warp::min_size;
   __shared__ T partial[max_warps];
   __shared__ T result;
+  const int ws = warp::size();
   const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
   const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  const int warp_index = static_cast<int>(linear / static_cast<unsigned>(warp::size));
-  const int warps = static_cast<int>((threads + warp::size - 1) / warp::size);
+  const int warp_index = static_cast<int>(linear / static_cast<unsigned>(ws));
+  const int warps = static_cast<int>((threads + static_cast<unsigned>(ws) - 1) / static_cast<unsigned>(ws));
 
   v = warp::reduce(v, op);
   if (warp::lane_id() == 0) partial[warp_index] = v;
@@ -76,11 +79,9 @@ __device__ inline T reduce(T v, Op op = {}) {
     T w = lane < warps ? partial[lane] : partial[0];
     const int lanes = warp::lanes_in_this_warp();
     const int count = warps < lanes ? warps : lanes;
-    for (int offset = warp::size / 2; offset > 0; offset /= 2) {
-      const T other = warp::shfl_down(w, static_cast<unsigned>(offset), warp::size,
-                                      lanes == warp::size ? warp::full_mask
-                                                          : static_cast<warp::lane_mask_t>(
-                                                                (warp::lane_mask_t{1} << lanes) - 1));
+    for (int offset = ws / 2; offset > 0; offset /= 2) {
+      const T other =
+          warp::shfl_down(w, static_cast<unsigned>(offset), ws, warp::first_lanes(lanes));
       if (lane + offset < count) w = op(w, other);
     }
     if (lane == 0) result = w;

@@ -1,7 +1,25 @@
-// unimem: portable warp-level code. The warp size as a compile-time constant in device code,
-// a lane-mask type wide enough for the target, and shuffles and votes with one meaning on
-// every backend: the CUDA *_sync forms on NVIDIA (CUDA, or HIP on NVIDIA), the HIP forms on
-// AMD, where a wavefront is 64 lanes on CDNA (gfx9xx) and 32 on RDNA in wave32 (gfx10xx/11xx).
+// unimem: portable warp-level code. The warp size of the target, a lane-mask type wide enough
+// for it, and shuffles and votes with one meaning on every backend: the CUDA *_sync forms on
+// NVIDIA (CUDA, or HIP on NVIDIA), the HIP forms on AMD, where a wavefront is 64 lanes on CDNA
+// (gfx9xx) and 32 on RDNA (gfx10xx-gfx12xx) unless compiled with -mwavefrontsize64.
+//
+// What is known at compile time, and what is not:
+//   warp::size()        device code, every compiler: the target's warp size. On AMD it is no
+//                       constant expression (clang >= 22, ROCm 7.2, no longer states the size at
+//                       compile time, and HIP's own warpSize is not constexpr there), but the
+//                       compiler folds it into a constant when it generates each target's code
+//                       (__AMDGCN_WAVEFRONT_SIZE where defined, else
+//                       __builtin_amdgcn_wavefrontsize()). On NVIDIA it is constexpr 32.
+//   warp::max_size      constexpr everywhere: 32 on NVIDIA, 64 on AMD. Sizes lane masks and
+//                       per-lane arrays.
+//   warp::min_size      constexpr everywhere: 32. Sizes per-warp arrays of a block (a block of
+//                       1024 threads has at most 1024 / 32 warps).
+//   warp::static_size   constexpr, where the compiler states the size: 32 on NVIDIA, the target's
+//                       size in an AMD device pass of clang <= 21, and max_size in the host pass
+//                       of an AMD build (which serves several targets: host code asks the device,
+//                       unimem::device::warp_size()). In an AMD device pass that cannot know the
+//                       size (clang >= 22), using it does not compile: unimem never guesses.
+//   UNIMEM_WARP_SIZE    defined exactly where warp::static_size is the target's size, for #if.
 #pragma once
 
 #include "detail/backend.hpp"
@@ -10,40 +28,105 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+// Read once, here: clang 21 marks the macro deprecated (clang 22 removed it), and a plain number
+// keeps UNIMEM_WARP_SIZE usable in #if without that warning at every use.
+#if defined(__HIP_DEVICE_COMPILE__)  // clang's device pass: the only place the size is known
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-pragma"
+#if defined(__AMDGCN_WAVEFRONT_SIZE)
+#if __AMDGCN_WAVEFRONT_SIZE == 64
+#define UNIMEM_WARP_SIZE 64
+#else
+#define UNIMEM_WARP_SIZE 32
+#endif
+#endif
+#pragma clang diagnostic pop
+#endif
+#else
+#define UNIMEM_WARP_SIZE 32
+#endif
+
 UNIMEM_BEGIN_NAMESPACE
 namespace warp {
 
-// The warp size of the target being compiled. In the device pass of an AMD build this is the
-// wavefront size of the gfx target (32 or 64; clang's __AMDGCN_WAVEFRONT_SIZE). The host pass
-// of an AMD build serves several targets at once, so there it is the largest (64): host code
-// asks the device instead (unimem::device::warp_size()).
 #if defined(UNIMEM_DETAIL_HIP_AMD)
-#if defined(__HIP_DEVICE_COMPILE__) && defined(__AMDGCN_WAVEFRONT_SIZE)
-#define UNIMEM_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
-#else
-#define UNIMEM_WARP_SIZE 64
-#endif
-/// @brief A set of lanes, one bit per lane: 64 bits on AMD (wave32 uses the low half).
+/// @brief A set of lanes, one bit per lane: 64 bits on AMD (a wave32 target uses the low half).
 using lane_mask_t = std::uint64_t;
+/// @brief The largest warp size of this backend's targets: 64 on AMD.
+inline constexpr int max_size = 64;
 #else
-#define UNIMEM_WARP_SIZE 32
 /// @brief A set of lanes, one bit per lane (32 on NVIDIA).
 using lane_mask_t = std::uint32_t;
+/// @brief The largest warp size of this backend's targets: 32 on NVIDIA.
+inline constexpr int max_size = 32;
+#endif
+/// @brief The smallest warp size of any target: 32.
+inline constexpr int min_size = 32;
+/// @brief Every lane of a warp: all bits set. Lanes a target does not have (the high half on a
+/// wave32 AMD target) never take part, so the mask is right for every target.
+inline constexpr lane_mask_t full_mask = ~lane_mask_t{0};
+
+/// @brief The lanes 0 .. n - 1 (every lane for n >= the mask's width; none for n <= 0).
+UNIMEM_HOST_DEVICE constexpr lane_mask_t first_lanes(int n) noexcept {
+  return n <= 0 ? lane_mask_t{0}
+         : n >= static_cast<int>(sizeof(lane_mask_t) * 8)
+             ? ~lane_mask_t{0}
+             : static_cast<lane_mask_t>((lane_mask_t{1} << n) - 1);
+}
+
+namespace detail {
+/// What warp::static_size is in an AMD device pass whose compiler does not state the warp size:
+/// any use as a number fails to compile with this message.
+struct unknown_static_size {
+  template <class T, std::enable_if_t<std::is_arithmetic<T>::value, int> = 0>
+  constexpr operator T() const noexcept {  // NOLINT
+    static_assert(!std::is_arithmetic<T>::value,
+                  "unimem::warp::static_size: this compiler does not state the wavefront size at "
+                  "compile time (clang >= 22, ROCm 7.2: __AMDGCN_WAVEFRONT_SIZE is gone and "
+                  "warpSize is not constexpr). Use unimem::warp::size() (a constant once the "
+                  "target's code is generated), warp::max_size or warp::min_size to size arrays, "
+                  "or test #ifdef UNIMEM_WARP_SIZE.");
+    return T{};
+  }
+};
+}  // namespace detail
+
+#if defined(UNIMEM_WARP_SIZE)
+/// @brief The target's warp size as a constant expression (see the top of this file).
+inline constexpr int static_size = UNIMEM_WARP_SIZE;
+#elif defined(__HIP_DEVICE_COMPILE__)
+inline constexpr detail::unknown_static_size static_size{};
+#else
+// The host pass of an AMD build: device code is only checked here, never run.
+inline constexpr int static_size = max_size;
 #endif
 
-/// @brief Lanes per warp of the target being compiled (device code; see UNIMEM_WARP_SIZE).
-inline constexpr int size = UNIMEM_WARP_SIZE;
-/// @brief Every lane of a warp of this target.
-inline constexpr lane_mask_t full_mask =
-    size == 64 ? ~lane_mask_t{0} : static_cast<lane_mask_t>((std::uint64_t{1} << size) - 1);
-
 #if defined(UNIMEM_DEVICE_COMPILER)
+
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+/// @brief The warp size of the target being compiled: 32 or 64. Not a constant expression on
+/// AMD (the same in every compiler pass; use static_size for that), but a constant in the
+/// generated code: the compiler folds it for each target.
+__device__ inline int size() noexcept {
+#if defined(UNIMEM_WARP_SIZE)
+  return UNIMEM_WARP_SIZE;
+#elif defined(__HIP_DEVICE_COMPILE__)
+  return __builtin_amdgcn_wavefrontsize();
+#else
+  return max_size;  // the host pass only checks device code; it never runs it
+#endif
+}
+#else
+/// @brief The warp size of the target being compiled: 32 on NVIDIA.
+__host__ __device__ constexpr int size() noexcept { return 32; }
+#endif
 
 /// @brief This thread's lane in its warp (threads are numbered x fastest, then y, then z).
 __device__ inline int lane_id() {
   const unsigned linear =
       threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  return static_cast<int>(linear % static_cast<unsigned>(size));
+  return static_cast<int>(linear % static_cast<unsigned>(size()));
 }
 
 namespace detail {
@@ -93,24 +176,24 @@ __device__ inline T shuffle(T v, int arg, int width, lane_mask_t mask) {
 }  // namespace detail
 
 /// @brief The value of `v` held by lane `src_lane` (of this thread's `width`-lane segment).
-/// All lanes in `mask` must call it; `width` is a power of two up to size.
+/// All lanes in `mask` must call it; `width` is a power of two up to size().
 template <class T>
-__device__ inline T shfl(T v, int src_lane, int width = size, lane_mask_t mask = full_mask) {
+__device__ inline T shfl(T v, int src_lane, int width = size(), lane_mask_t mask = full_mask) {
   return detail::shuffle<detail::kind::idx>(v, src_lane, width, mask);
 }
 /// @brief The value of lane (lane - delta); lanes below delta keep their own.
 template <class T>
-__device__ inline T shfl_up(T v, unsigned delta, int width = size, lane_mask_t mask = full_mask) {
+__device__ inline T shfl_up(T v, unsigned delta, int width = size(), lane_mask_t mask = full_mask) {
   return detail::shuffle<detail::kind::up>(v, static_cast<int>(delta), width, mask);
 }
 /// @brief The value of lane (lane + delta); lanes whose source is past the segment keep their own.
 template <class T>
-__device__ inline T shfl_down(T v, unsigned delta, int width = size, lane_mask_t mask = full_mask) {
+__device__ inline T shfl_down(T v, unsigned delta, int width = size(), lane_mask_t mask = full_mask) {
   return detail::shuffle<detail::kind::down>(v, static_cast<int>(delta), width, mask);
 }
 /// @brief The value of lane (lane ^ lane_xor), the butterfly exchange.
 template <class T>
-__device__ inline T shfl_xor(T v, int lane_xor, int width = size, lane_mask_t mask = full_mask) {
+__device__ inline T shfl_xor(T v, int lane_xor, int width = size(), lane_mask_t mask = full_mask) {
   return detail::shuffle<detail::kind::bfly>(v, lane_xor, width, mask);
 }
 

@@ -15,9 +15,10 @@ int main() {
   try {
     const int n = unimem::device_count();
     if (n == 0) {
-      std::printf("unimem-info: no GPU found (unimem %s, backend %s, runtime %s, driver %s)\n",
+      std::printf("unimem-info: no GPU found (unimem %s, backend %s, runtime %s, driver %s, "
+                  "placement calls %s)\n",
                   UNIMEM_VERSION_STRING, unimem::backend_name(), unimem::runtime_version().c_str(),
-                  unimem::driver_version().c_str());
+                  unimem::driver_version().c_str(), unimem::detail::backend::placement_api());
       return 0;
     }
     std::printf("unimem %s\n", UNIMEM_VERSION_STRING);

@@ -3,45 +3,70 @@
 # toolchain, configures, builds and runs ctest through the CMake presets (CMakePresets.json).
 # GPU tests run where there is a GPU and skip, with the reason, where there is none.
 #
-#   bash scripts/test.sh                 all: hip-amd hip-nvidia cuda sanitize
+#   bash scripts/test.sh                 every toolchain (the list below)
 #   bash scripts/test.sh cuda hip-amd    only these
 #
+# Toolchains on this machine (Debian 12): hip-amd (HIP 5.2), hip-nvidia (HIP 5.2 over CUDA
+# 11.8), cuda (CUDA 13 at /usr/local/cuda), sanitize (cuda with ASan + UBSan). In chroots of
+# Debian's newer suites (scripts/chroot.sh; made once, cached in /var/cache/unimem/chroots):
+# hip-amd-5.7 and cuda-12.4 (trixie), hip-amd-6.4 (sid), hip-amd-7.2 and cuda-12.5
+# (experimental).
+#
 # Environment: JOBS, UNIMEM_SKIP_INSTALL=1 to skip the install step, CUDACXX to pick the nvcc of
-# the cuda toolchain (default: /usr/local/cuda/bin/nvcc, else the newest found).
+# the cuda toolchain (default: /usr/local/cuda/bin/nvcc, else the newest found),
+# UNIMEM_CHROOT_CACHE, UNIMEM_DEBIAN_MIRROR (scripts/chroot.sh).
 set -uo pipefail
 source "$(dirname "$0")/toolchains.sh"
+source "$(dirname "$0")/chroot.sh"
 cd "$unimem_root"
 
 jobs=${JOBS:-$(nproc)}
 toolchains=("$@")
-[ ${#toolchains[@]} -eq 0 ] && toolchains=(hip-amd hip-nvidia cuda sanitize)
+[ ${#toolchains[@]} -eq 0 ] && toolchains=("${unimem_all_toolchains[@]}")
 
 if [ "${UNIMEM_SKIP_INSTALL:-0}" != 1 ]; then
   bash "$unimem_root/scripts/install-deps.sh" || exit 1
 fi
 
 run_toolchain() {
-  local tc=$1
+  local tc=$1 suite
   local -a extra=(-DUNIMEM_WERROR=ON)
+  suite=$(unimem_toolchain_suite "$tc") || { echo "test.sh: unknown toolchain '$tc' (${unimem_all_toolchains[*]})" >&2; return 1; }
   case $tc in
-    hip-amd|hip-nvidia) ;;
     cuda|sanitize)  # sanitize: native CUDA, host code with ASan + UBSan
       local nvcc
       nvcc=$(unimem_native_nvcc) || true
       [ -n "$nvcc" ] || { echo "test.sh: no nvcc for the cuda toolchain" >&2; return 1; }
       extra+=(-DCMAKE_CUDA_COMPILER="$nvcc") ;;
-    *) echo "test.sh: unknown toolchain '$tc' (hip-amd, hip-nvidia, cuda, sanitize)" >&2; return 1 ;;
   esac
-  echo "=== $tc: configure, build and test (preset $tc, build/$tc)"
-  cmake --preset "$tc" "${extra[@]}" &&
-    cmake --build --preset "$tc" -j "$jobs" &&
-    ctest --preset "$tc" -j "$jobs"
+  echo "=== $tc: configure, build and test (preset $tc, build/$tc${suite:+, in the $suite chroot})"
+  local start=$SECONDS rc
+  if [ -n "$suite" ]; then
+    unimem_chroot_run "$suite" bash -c 'cmake --preset "$1" "${@:3}" && cmake --build --preset "$1" -j "$2" &&
+      ctest --preset "$1" -j "$2"' bash "$tc" "$jobs" "${extra[@]}"
+  else
+    cmake --preset "$tc" "${extra[@]}" &&
+      cmake --build --preset "$tc" -j "$jobs" &&
+      ctest --preset "$tc" -j "$jobs"
+  fi
+  rc=$?
+  echo "=== $tc: $([ $rc -eq 0 ] && echo passed || echo FAILED) in $((SECONDS - start)) s"
+  return $rc
 }
 
 failed=()
+summary=()
 for tc in "${toolchains[@]}"; do
-  run_toolchain "$tc" || failed+=("$tc")
+  log=$(mktemp)
+  run_toolchain "$tc" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] || failed+=("$tc")
+  summary+=("$(printf '%-12s %s; %s' "$tc" "$(grep -E '^[0-9]+% tests passed' "$log" | tail -1)" "$(grep -E '^=== .*(passed|FAILED) in' "$log" | tail -1 | sed 's/^=== [^:]*: //')")")
+  rm -f "$log"
 done
+echo
+echo "test.sh: summary"
+printf '  %s\n' "${summary[@]}"
 echo
 if [ ${#failed[@]} -ne 0 ]; then
   echo "test.sh: FAILED: ${failed[*]}"

@@ -8,6 +8,21 @@
 
 unimem_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
+# Every toolchain the test command runs, in order: this machine's, then the chroots'.
+unimem_all_toolchains=(hip-amd hip-nvidia cuda sanitize hip-amd-5.7 hip-amd-6.4 hip-amd-7.2
+                       cuda-12.4 cuda-12.5)
+
+# The Debian suite whose chroot holds a toolchain (empty: this machine); fails for unknown ones.
+unimem_toolchain_suite() {
+  case $1 in
+    hip-amd|hip-nvidia|cuda|sanitize) echo "" ;;
+    hip-amd-5.7|cuda-12.4) echo trixie ;;
+    hip-amd-6.4) echo sid ;;
+    hip-amd-7.2|cuda-12.5) echo experimental ;;
+    *) return 1 ;;
+  esac
+}
+
 
 unimem_native_nvcc() {
   local c

@@ -4,8 +4,10 @@
 
 #include <unimem/detail/backend.hpp>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 
 #if defined(UNIMEM_BACKEND_HIP)
 #define RAW(name) hip##name
@@ -40,6 +42,47 @@ using raw_event_t = cudaEvent_t;
       std::exit(3);                                                                  \
     }                                                                                \
   } while (0)
+
+/// n floats of managed memory, attached globally.
+inline float* raw_managed_floats(std::size_t n) {
+  float* p = nullptr;
+  RAW_CHECK(RAW(MallocManaged)(reinterpret_cast<void**>(&p), n * sizeof(float), RAW_ATTACH_GLOBAL));
+  return p;
+}
+
+/// n floats of the current device's memory.
+inline float* raw_device_floats(std::size_t n) {
+  float* p = nullptr;
+  RAW_CHECK(RAW(Malloc)(reinterpret_cast<void**>(&p), n * sizeof(float)));
+  return p;
+}
+
+/// n floats of pinned (page-locked) host memory.
+inline float* raw_pinned_floats(std::size_t n) {
+  float* p = nullptr;
+#if defined(UNIMEM_BACKEND_HIP)
+  RAW_CHECK(hipHostMalloc(reinterpret_cast<void**>(&p), n * sizeof(float), 0));
+#else
+  RAW_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(float)));
+#endif
+  return p;
+}
+
+/// Frees managed or device memory.
+inline void raw_free(std::initializer_list<float*> ps) {
+  for (float* p : ps) RAW_CHECK(RAW(Free)(p));
+}
+
+/// Frees pinned host memory.
+inline void raw_free_pinned(std::initializer_list<float*> ps) {
+  for (float* p : ps) {
+#if defined(UNIMEM_BACKEND_HIP)
+    RAW_CHECK(hipHostFree(p));
+#else
+    RAW_CHECK(cudaFreeHost(p));
+#endif
+  }
+}
 
 /// Prefetch with the form this runtime version has (device -1: the host).
 inline void raw_prefetch(const void* p, std::size_t bytes, int device, raw_stream_t s) {

@@ -1,0 +1,114 @@
+// unimem-bench's harness: the options, timing, the table of results and the helpers that
+// several scenarios share. Each scenario is one source file (pipeline.cpp, steady_state.cpp,
+// launch_overhead.cpp, ping_pong.cpp, two_gpus.cpp) that adds its rows here; report.cpp
+// prints them and main.cpp runs everything.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace unimem_bench {
+
+using clock_type = std::chrono::steady_clock;
+
+/// @brief Milliseconds from t0 until now.
+inline double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+/// @brief Runs f() and returns the milliseconds it took.
+template <class F>
+double time_ms(F&& f) {
+  const auto t0 = clock_type::now();
+  f();
+  return ms_since(t0);
+}
+
+/// @brief The command line's settings (main.cpp parses them).
+struct options {
+  std::size_t size_mib = 1024;
+  int reps = 5;
+  int launches = 100000;
+  int rounds = 2000;
+  std::string csv;
+};
+
+/// @brief The floats in one array of --size-mib MiB.
+inline std::size_t array_floats(const options& o) {
+  return o.size_mib * (std::size_t{1} << 20) / sizeof(float);
+}
+
+/// @brief Blocks of `block` threads that cover n elements.
+inline unsigned blocks_for(std::size_t n, unsigned block) {
+  return static_cast<unsigned>((n + block - 1) / block);
+}
+
+// ---------------------------------------------------------------- results
+
+/// @brief Median and range of a metric's repetitions.
+struct stats {
+  double median = 0, min = 0, max = 0;
+};
+
+/// @brief One line of the table: a metric of one strategy, one implementation.
+struct row {
+  std::string section, strategy, impl, metric, unit;
+  stats s;
+};
+
+/// @brief Adds the row of these repetitions (summarized) to the results, in order.
+void add_row(const std::string& section, const std::string& strategy, const std::string& impl,
+             const std::string& metric, const std::string& unit, const std::vector<double>& v);
+
+/// @brief The rows added so far, in the order they were added.
+const std::vector<row>& rows();
+
+/// @brief The row with these names, or nullptr when that scenario did not run.
+const row* find_row(const std::string& section, const std::string& strategy,
+                    const std::string& impl, const std::string& metric);
+
+// ---------------------------------------------------------------- progress and errors
+
+/// @brief Overwrites the progress line on stderr.
+void progress(const std::string& what);
+/// @brief Clears the progress line.
+void progress_done();
+/// @brief Reports a wrong result and exits with status 1.
+[[noreturn]] void fail(const std::string& what);
+
+// ---------------------------------------------------------------- CPU side
+
+/// @brief The pipeline's CPU initialisation: a[i] = i % 1024, b[i] = 2 (i % 1024).
+inline void cpu_init(float* a, float* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = static_cast<float>(i % 1024);
+    b[i] = 2.0f * static_cast<float>(i % 1024);
+  }
+}
+
+/// @brief The elements of c = a + b (after cpu_init) that are wrong.
+inline std::size_t cpu_check(const float* c, std::size_t n) {
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += c[i] != 3.0f * static_cast<float>(i % 1024);
+  return wrong;
+}
+
+// ---------------------------------------------------------------- scenarios, in running order
+
+/// @brief 1. The seed's pipeline (CPU init, c = a + b on the GPU, CPU read), every strategy.
+void pipeline(const options& o);
+/// @brief 2. The kernel alone on memory already on the GPU: device memory vs managed_buffer.
+void steady_state(const options& o);
+/// @brief 3. The host's cost of enqueueing a launch, raw vs unimem::launch.
+void launch_overhead(const options& o);
+/// @brief 4. CPU and GPU taking turns on one value and on one page.
+void ping_pong(const options& o);
+/// @brief 5. Data resident on GPU0 used by a kernel on GPU1 (needs two GPUs).
+void two_gpus(const options& o);
+
+/// @brief Prints the table and the ratios with their targets; writes the CSV if asked.
+void report(const options& o);
+
+}  // namespace unimem_bench

@@ -1,0 +1,91 @@
+// unimem-bench: the unified-memory pitfalls, measured. Every strategy runs in this one process,
+// side by side with a raw baseline written directly against the runtime (raw_runtime.hpp),
+// and the table reports medians over repetitions with their spread, plus the ratios that
+// matter. Build: the `unimem-bench` target (bench/). Run: unimem-bench [--size-mib N]
+// [--reps N] [--launches N] [--rounds N] [--csv FILE] [--quick].
+// One scenario a file (harness.hpp lists them); this file parses the options and runs them.
+#include <unimem/unimem.hpp>
+
+#include "harness.hpp"
+
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+namespace {
+
+using unimem_bench::options;
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "unimem-bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--size-mib") o.size_mib = std::stoul(next());
+    else if (a == "--reps") o.reps = std::stoi(next());
+    else if (a == "--launches") o.launches = std::stoi(next());
+    else if (a == "--rounds") o.rounds = std::stoi(next());
+    else if (a == "--csv") o.csv = next();
+    else if (a == "--quick") {
+      o.size_mib = 64;
+      o.reps = 2;
+      o.launches = 5000;
+      o.rounds = 200;
+    } else {
+      std::fprintf(stderr,
+                   "usage: unimem-bench [--size-mib N] [--reps N] [--launches N] [--rounds N] "
+                   "[--csv FILE] [--quick]\n");
+      std::exit(a == "--help" || a == "-h" ? 0 : 2);
+    }
+  }
+  if (o.size_mib == 0 || o.reps < 1 || o.launches < 1 || o.rounds < 10) {
+    std::fprintf(stderr, "unimem-bench: sizes and counts must be positive (rounds >= 10)\n");
+    std::exit(2);
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const options o = parse(argc, argv);
+  if (unimem::device_count() == 0) {
+    std::fprintf(stderr, "unimem-bench: no GPU was found.\n%s", unimem::report().c_str());
+    return 2;
+  }
+  const std::size_t need = 3 * o.size_mib * (std::size_t{1} << 20);
+  if (unimem::device(0).free_memory() < need + need / 4) {
+    std::fprintf(stderr, "unimem-bench: --size-mib %zu needs %zu MiB free on device 0\n",
+                 o.size_mib, (need + need / 4) >> 20);
+    return 2;
+  }
+  std::printf("%s", unimem::report().c_str());
+  std::printf("placement calls: %s\n", unimem::detail::backend::placement_api());
+  std::printf("arrays of %zu MiB, %d repetitions, %d launches, %d ping-pong rounds\n", o.size_mib,
+              o.reps, o.launches, o.rounds);
+  try {
+    unimem_bench::pipeline(o);
+    unimem_bench::steady_state(o);
+    unimem_bench::launch_overhead(o);
+    unimem_bench::ping_pong(o);
+    if (unimem::device_count() >= 2) {
+      unimem_bench::two_gpus(o);
+    } else {
+      std::printf("two-GPU rows skipped: one GPU\n");
+    }
+  } catch (const std::exception& e) {
+    unimem_bench::progress_done();
+    std::fprintf(stderr, "unimem-bench: %s\n", e.what());
+    return 1;
+  }
+  unimem_bench::report(o);
+  return 0;
+}

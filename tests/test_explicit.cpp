@@ -121,15 +121,20 @@ TEST(Copy, EmptyCopiesAreNoOps) {
 TEST(Copy, DirectionsFromTypes) {
   using namespace unimem::detail;
   using k = backend::copy_kind;
-  static_assert(direction(memory_kind::device, memory_kind::pinned) == k::host_to_device, "");
-  static_assert(direction(memory_kind::host, memory_kind::device) == k::device_to_host, "");
-  static_assert(direction(memory_kind::device, memory_kind::device) == k::device_to_device, "");
-  static_assert(direction(memory_kind::pinned, memory_kind::host) == k::host_to_host, "");
-  static_assert(direction(memory_kind::managed, memory_kind::device) == k::infer, "");
-  static_assert(direction(memory_kind::device, memory_kind::unknown) == k::infer, "");
-  static_assert(range_memory<std::vector<int>>::value == memory_kind::host, "");
-  static_assert(range_memory<unimem::managed_vector<int>>::value == memory_kind::managed, "");
-  static_assert(range_memory<unimem::device_buffer<int>>::value == memory_kind::device, "");
+  using r = range_residence;
+  static_assert(direction(r::device, r::host) == k::host_to_device, "");
+  static_assert(direction(r::host, r::device) == k::device_to_host, "");
+  static_assert(direction(r::device, r::device) == k::device_to_device, "");
+  static_assert(direction(r::host, r::host) == k::host_to_host, "");
+  static_assert(direction(r::migrating, r::device) == k::infer, "");
+  static_assert(direction(r::device, r::unknown) == k::infer, "");
+  // Every range type's residence comes from its memory kind (memory_kind.hpp).
+  static_assert(residence_of<std::vector<int>>() == r::host, "");
+  static_assert(residence_of<unimem::managed_vector<int>>() == r::migrating, "");
+  static_assert(residence_of<unimem::managed_buffer<int>>() == r::migrating, "");
+  static_assert(residence_of<unimem::device_buffer<int>>() == r::device, "");
+  static_assert(residence_of<unimem::pinned_buffer<int>>() == r::host, "");
+  static_assert(residence_of<unimem::view<int>>() == r::unknown, "");
   SUCCEED();
 }
 
@@ -146,7 +151,17 @@ TEST(ExplicitBuffers, EmptyAndMovedFromAreSafe) {
   EXPECT_THROW((void)unimem::device_buffer<float>(std::size_t(-1)), std::length_error);
   EXPECT_THROW((void)unimem::pinned_buffer<float>(std::size_t(-1)), std::length_error);
   unimem::managed_allocator<int> alloc;
-  EXPECT_THROW((void)alloc.allocate(std::size_t(-1)), std::bad_array_new_length);
+  // One overflow rule everywhere: more than max_elements<T>() is std::length_error, before any
+  // runtime call (so it holds without a GPU), for buffers, the allocator and the pmr resources.
+  EXPECT_THROW((void)alloc.allocate(std::size_t(-1)), std::length_error);
+  EXPECT_THROW((void)alloc.allocate(unimem::max_elements<int>() + 1), std::length_error);
+  EXPECT_EQ(alloc.max_size(), unimem::managed_buffer<int>::max_size());
+  EXPECT_EQ(unimem::device_buffer<int>::max_size(), unimem::pinned_buffer<int>::max_size());
+  unimem::managed_memory_resource managed_resource;
+  unimem::pinned_memory_resource pinned_resource;
+  EXPECT_THROW((void)managed_resource.allocate(std::size_t(-1) / 2 + 1), std::length_error);
+  EXPECT_THROW((void)pinned_resource.allocate(std::size_t(-1)), std::length_error);
+  EXPECT_THROW((void)managed_resource.allocate(std::size_t(-1) / 2 - 8, 512), std::length_error);
   EXPECT_EQ(alloc.allocate(0), nullptr);
   EXPECT_TRUE(alloc == unimem::managed_allocator<double>());
 }
@@ -246,7 +261,7 @@ TEST(ExplicitGpu, EventsMeasureElapsedTime) {
   unimem::event done(unimem::event::flags::disable_timing);
   unimem::launch(explicit_spin, unimem::launch_config(1, 1).on(s1), std::uint64_t{100'000'000});
   done.record(s1);
-  done.enqueue_wait(s2);
+  s2.wait(done);
   unimem::event after;
   after.record(s2);
   EXPECT_FALSE(after.ready());

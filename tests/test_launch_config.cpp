@@ -52,13 +52,13 @@ TEST(GridFor, OtherBlockSizes) {
 }
 
 TEST(GridFor, RejectsBadInput) {
-  EXPECT_THROW(unimem::grid_for(10, 0), std::invalid_argument);
+  EXPECT_THROW(unimem::grid_for(10, 0), unimem::argument_error);
   // 2^31 - 1 blocks is the limit of grid.x.
   const std::size_t limit = std::size_t{0x7fffffff} * 256;
   EXPECT_NO_THROW(unimem::grid_for(limit));
-  EXPECT_THROW(unimem::grid_for(limit + 1), std::length_error);
-  EXPECT_THROW(unimem::grid_for(std::numeric_limits<std::size_t>::max()), std::length_error);
-  EXPECT_THROW(unimem::grid_for(std::numeric_limits<std::size_t>::max(), 1), std::length_error);
+  EXPECT_THROW(unimem::grid_for(limit + 1), unimem::argument_error);
+  EXPECT_THROW(unimem::grid_for(std::numeric_limits<std::size_t>::max()), unimem::argument_error);
+  EXPECT_THROW(unimem::grid_for(std::numeric_limits<std::size_t>::max(), 1), unimem::argument_error);
 }
 
 TEST(LaunchConfig, Defaults) {

@@ -23,14 +23,14 @@ namespace {
 
 // A host-memory policy that counts, to test the ownership core without a GPU.
 struct counting_memory {
-  static constexpr const char* name = "counting_buffer";
   static inline int live = 0;
   static inline int allocations = 0;
-  static unimem::detail::backend::result allocate(void** p, std::size_t bytes) noexcept {
-    *p = std::malloc(bytes);
+  static void* allocate(std::size_t bytes, const char*, unimem::call_site) {
+    void* p = std::malloc(bytes);
+    if (p == nullptr) throw std::bad_alloc();
     ++live;
     ++allocations;
-    return {unimem::detail::backend::success, "malloc"};
+    return p;
   }
   static void deallocate(void* p) noexcept {
     std::free(p);
@@ -94,7 +94,7 @@ TEST(ManagedBuffer, MovedFromEmptyBuffersStayValid) {
 TEST(OwnedArray, MoveTransfersOwnershipAndFreesExactlyOnce) {
   counting_memory::live = 0;
   {
-    counted a(100);
+    counted a(100, "counted", unimem::call_site::current());
     EXPECT_EQ(counting_memory::live, 1);
     int* p = a.data();
     counted b(std::move(a));
@@ -102,7 +102,7 @@ TEST(OwnedArray, MoveTransfersOwnershipAndFreesExactlyOnce) {
     EXPECT_EQ(a.size(), 0u);
     EXPECT_EQ(b.data(), p);
     EXPECT_EQ(b.size(), 100u);
-    counted c(10);
+    counted c(10, "counted", unimem::call_site::current());
     EXPECT_EQ(counting_memory::live, 2);
     c = std::move(b);  // c's old array is freed
     EXPECT_EQ(counting_memory::live, 1);
@@ -118,13 +118,13 @@ TEST(OwnedArray, MoveTransfersOwnershipAndFreesExactlyOnce) {
 TEST(OwnedArray, ZeroSizeAndReleaseAndOverflow) {
   counting_memory::live = 0;
   counting_memory::allocations = 0;
-  { counted z(0); }
+  { counted z(0, "counted", unimem::call_site::current()); }
   EXPECT_EQ(counting_memory::allocations, 0);  // zero size makes no allocation call
-  EXPECT_THROW(counted(counted::max_size() + 1), std::length_error);
+  EXPECT_THROW(counted(unimem::max_elements<int>() + 1, "counted", unimem::call_site::current()), std::length_error);
   EXPECT_EQ(counting_memory::allocations, 0);  // nor does an overflowing size
   int* raw = nullptr;
   {
-    counted a(5);
+    counted a(5, "counted", unimem::call_site::current());
     raw = a.release();
     EXPECT_EQ(a.data(), nullptr);
     EXPECT_EQ(a.size(), 0u);

@@ -56,8 +56,8 @@ TEST(Location, HostAndDevice) {
   static_assert(h.is_host() && !h.is_device(), "");
   static_assert(d.is_device() && d.device_id() == 3, "");
   static_assert(h != d && d == location::device(3) && d != location::device(2), "");
-  EXPECT_EQ(h.to_string(), "host");
-  EXPECT_EQ(d.to_string(), "device 3");
+  EXPECT_EQ(to_string(h), "host");
+  EXPECT_EQ(to_string(d), "device 3");
   EXPECT_EQ(unimem::to_string(unimem::hint_status::unsupported), std::string("unsupported"));
 }
 
@@ -418,10 +418,10 @@ TEST(StreamGpu, KnowsItsDevice) {
   const unimem::stream_ref native(on0.get());
   EXPECT_FALSE(native.device_id().has_value());
   EXPECT_EQ(native, on0.ref());
-  const std::optional<int> asked = unimem::detail::stream_device(native);
+  const std::optional<int> asked = unimem::detail::stream_device(native, unimem::call_site::current());
   if (asked) EXPECT_EQ(*asked, 0);
   EXPECT_FALSE(unimem::stream_ref().device_id().has_value());  // the default stream follows
-  EXPECT_FALSE(unimem::detail::stream_device(unimem::stream_ref()).has_value());
+  EXPECT_FALSE(unimem::detail::stream_device(unimem::stream_ref(), unimem::call_site::current()).has_value());
   unimem::stream moved(std::move(on0));
   EXPECT_EQ(moved.device_id(), 0);
   EXPECT_EQ(on0.device_id(), -1);  // NOLINT(bugprone-use-after-move)

@@ -49,24 +49,26 @@ struct fail_new_after {
 
 /// A runtime_resource over malloc that counts what it holds: the bookkeeping of unimem's pmr
 /// resources, testable without a GPU.
-class counting_resource final
-    : public unimem::detail::runtime_resource<counting_resource> {
- public:
-  static constexpr const char* name = "counting_resource";
-  unimem::detail::backend::result raw_allocate(void** p, std::size_t bytes) noexcept {
-    *p = std::malloc(bytes);
-    if (*p != nullptr) ++outstanding;
-    return {*p != nullptr ? unimem::detail::backend::success
-                          : unimem::detail::backend::error_out_of_memory,
-            "malloc"};
+struct counting_kind {
+  static inline int outstanding = 0;
+  static void* allocate(std::size_t bytes, const char*, unimem::call_site) {
+    void* p = std::malloc(bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    ++outstanding;
+    return p;
   }
-  void raw_deallocate(void* p) noexcept {
+  static void deallocate(void* p) noexcept {
     --outstanding;
     std::free(p);
   }
-  int outstanding = 0;
+};
+class counting_resource final : public unimem::detail::runtime_resource<counting_kind> {
+ public:
+  counting_resource() { counting_kind::outstanding = 0; }
+  int outstanding() const { return counting_kind::outstanding; }
 
  private:
+  const char* resource_name() const noexcept override { return "counting_resource"; }
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
     return this == &other;
   }
@@ -76,18 +78,19 @@ class counting_resource final
 /// follows a successful runtime allocation fails (an operator new failing inside the runtime's
 /// own allocation call would test something else).
 class failing_bookkeeping_device_resource final
-    : public unimem::detail::runtime_resource<failing_bookkeeping_device_resource> {
+    : public unimem::detail::runtime_resource<unimem::device_memory> {
  public:
-  static constexpr const char* name = "failing_bookkeeping_device_resource";
-  unimem::detail::backend::result raw_allocate(void** p, std::size_t bytes) noexcept {
-    const auto r = unimem::detail::backend::malloc_device(p, bytes);
-    if (armed && r.code == unimem::detail::backend::success) regression_new_countdown = 0;
-    return r;
-  }
-  void raw_deallocate(void* p) noexcept { (void)unimem::detail::backend::free(p); }
   bool armed = false;
 
  private:
+  const char* resource_name() const noexcept override {
+    return "failing_bookkeeping_device_resource";
+  }
+  void* raw_allocate(std::size_t bytes) override {
+    void* p = unimem::device_memory::allocate(bytes, resource_name(), unimem::call_site::current());
+    if (armed) regression_new_countdown = 0;
+    return p;
+  }
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
     return this == &other;
   }
@@ -182,12 +185,12 @@ TEST(Regression, OverAlignedPmrAllocationLeavesNothingWhenBookkeepingThrows) {
     fail_new_after guard(0);  // the first operator new inside allocate() fails
     EXPECT_THROW((void)r.allocate(1000, 4096), std::bad_alloc);
   }
-  EXPECT_EQ(r.outstanding, 0) << "the runtime allocation outlived the exception";
+  EXPECT_EQ(r.outstanding(), 0) << "the runtime allocation outlived the exception";
   void* p = r.allocate(1000, 4096);  // and the resource still works
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 4096, 0u);
-  EXPECT_EQ(r.outstanding, 1);
+  EXPECT_EQ(r.outstanding(), 1);
   r.deallocate(p, 1000, 4096);
-  EXPECT_EQ(r.outstanding, 0);
+  EXPECT_EQ(r.outstanding(), 0);
 }
 
 TEST(RegressionGpu, OverAlignedDeviceAllocationIsFreedWhenBookkeepingThrows) {

@@ -46,7 +46,7 @@ TEST(View, Subview) {
   EXPECT_EQ(v.subview(4).size(), 6u);
   EXPECT_EQ(v.subview(10).size(), 0u);
   EXPECT_EQ(v.subview(10, 0).size(), 0u);
-  EXPECT_THROW(v.subview(11), std::out_of_range);
-  EXPECT_THROW(v.subview(5, 6), std::out_of_range);
-  EXPECT_THROW(v.subview(1, std::size_t(-1)), std::out_of_range);  // no wrap-around
+  EXPECT_THROW(v.subview(11), unimem::argument_error);
+  EXPECT_THROW(v.subview(5, 6), unimem::argument_error);
+  EXPECT_THROW(v.subview(1, std::size_t(-1)), unimem::argument_error);  // no wrap-around
 }

@@ -1,10 +1,10 @@
-// unimem: access tags for launch(): in(a), out(b), inout(c) prefetch their buffers to the
-// launching device, on the launch stream, before the kernel.
+// unimem: access tags for launch(): in(a), out(b), inout(c) place their ranges on the
+// launching device, on the launch stream, before the kernel. Runtime-free: a tag only records
+// the range and how the kernel uses it; launch() acts on it.
 #pragma once
 
-#include "detail/backend.hpp"
-#include "detail/kernel_args.hpp"
-#include "managed_buffer.hpp"
+#include "config.hpp"
+#include "kernel_argument.hpp"
 #include "view.hpp"
 
 #include <type_traits>
@@ -27,62 +27,83 @@ enum class access_mode {
   inout,
 };
 
-/// @brief A buffer range with its access mode; made by in(), out() and inout().
+/// @brief A range with its access mode; made by in(), out() and inout().
 template <class T, access_mode Mode>
 struct access_tag {
-  view<T> range;
+  view<T> range;  ///< the tagged elements
 };
 
-/// @brief Tags a buffer (or view) the kernel only reads.
+namespace detail {
 template <class T>
-access_tag<const T, access_mode::in> in(const managed_buffer<T>& b) noexcept {
-  return {b.cview()};
+struct is_access_tag : std::false_type {};
+template <class T, access_mode M>
+struct is_access_tag<access_tag<T, M>> : std::true_type {};
+
+/// What a tag may name: a view, or an lvalue container that opted in (kernel_argument.hpp)
+/// whose memory can move (managed memory, or a kind it does not declare).
+template <class C>
+constexpr bool taggable() {
+  using kind = declared_memory_kind_t<C>;
+  if constexpr (!std::is_void<kind>::value) {
+    static_assert(kind::migrates,
+                  "unimem::in/out/inout: access tags place managed memory; this container's "
+                  "memory (device or pinned) never moves: pass it untagged");
+  }
+  return viewable_v<C>;
 }
+}  // namespace detail
+
+/// @brief Tags a range (a view, a buffer, managed_vector or an opted-in container) the kernel
+/// only reads.
+template <class C, std::enable_if_t<detail::taggable<const C>(), int> = 0>
+auto in(const C& c) noexcept {
+  using V = decltype(to_view(c));
+  return access_tag<const typename V::value_type, access_mode::in>{to_view(c)};
+}
+/// @brief Tags a range whose every element the kernel overwrites; the old contents may be
+/// discarded (see access_mode::out).
+template <class C, std::enable_if_t<detail::taggable<C>(), int> = 0>
+auto out(C& c) noexcept {
+  using V = decltype(to_view(c));
+  static_assert(!std::is_const<typename V::element_type>::value,
+                "unimem::out: the kernel writes this range; it cannot be const");
+  return access_tag<typename V::element_type, access_mode::out>{to_view(c)};
+}
+/// @brief Tags a range the kernel reads and writes.
+template <class C, std::enable_if_t<detail::taggable<C>(), int> = 0>
+auto inout(C& c) noexcept {
+  using V = decltype(to_view(c));
+  static_assert(!std::is_const<typename V::element_type>::value,
+                "unimem::inout: the kernel writes this range; it cannot be const");
+  return access_tag<typename V::element_type, access_mode::inout>{to_view(c)};
+}
+/// Views are tagged by value (a temporary view is fine: it owns nothing).
 template <class T>
 access_tag<const T, access_mode::in> in(view<T> v) noexcept {
   return {v};
-}
-/// @brief Tags a buffer (or view) whose every element the kernel overwrites; the old contents
-/// may be discarded.
-template <class T>
-access_tag<T, access_mode::out> out(managed_buffer<T>& b) noexcept {
-  return {b.view()};
 }
 template <class T>
 access_tag<T, access_mode::out> out(view<T> v) noexcept {
   static_assert(!std::is_const<T>::value, "unimem::out: the kernel writes this range; it cannot be const");
   return {v};
 }
-/// @brief Tags a buffer (or view) the kernel reads and writes.
-template <class T>
-access_tag<T, access_mode::inout> inout(managed_buffer<T>& b) noexcept {
-  return {b.view()};
-}
 template <class T>
 access_tag<T, access_mode::inout> inout(view<T> v) noexcept {
   static_assert(!std::is_const<T>::value, "unimem::inout: the kernel writes this range; it cannot be const");
   return {v};
 }
-// A temporary buffer would be freed before the kernel runs.
-template <class T>
-void in(managed_buffer<T>&&) = delete;
-template <class T>
-void out(managed_buffer<T>&&) = delete;
-template <class T>
-void inout(managed_buffer<T>&&) = delete;
-template <class T>
-void out(const managed_buffer<T>&) = delete;
-template <class T>
-void inout(const managed_buffer<T>&) = delete;
-
-namespace detail {
-template <class T, access_mode Mode>
-struct kernel_arg_traits<access_tag<T, Mode>> {
-  static constexpr bool owner = false;
-  static constexpr bool tagged = true;
-  static constexpr access_mode mode = Mode;
-  static view<T> get(const access_tag<T, Mode>& t) noexcept { return t.range; }
-};
-}  // namespace detail
+// A temporary container would be freed before the kernel runs.
+template <class C, std::enable_if_t<!std::is_reference<C>::value && !detail::is_view<C>::value &&
+                                        detail::viewable_v<C>,
+                                    int> = 0>
+void in(C&&) = delete;
+template <class C, std::enable_if_t<!std::is_reference<C>::value && !detail::is_view<C>::value &&
+                                        detail::viewable_v<C>,
+                                    int> = 0>
+void out(C&&) = delete;
+template <class C, std::enable_if_t<!std::is_reference<C>::value && !detail::is_view<C>::value &&
+                                        detail::viewable_v<C>,
+                                    int> = 0>
+void inout(C&&) = delete;
 
 UNIMEM_END_NAMESPACE

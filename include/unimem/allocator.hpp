@@ -1,14 +1,12 @@
 // unimem: managed_allocator<T>, managed memory for standard containers.
 #pragma once
 
-#include "detail/backend.hpp"
-#include "detail/kernel_args.hpp"
-#include "error.hpp"
+#include "config.hpp"
+#include "detail/owned_array.hpp"
+#include "memory_kind.hpp"
+#include "view.hpp"
 
 #include <cstddef>
-#include <limits>
-#include <new>
-#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -23,32 +21,36 @@ struct managed_allocator {
   using value_type = T;
   using propagate_on_container_move_assignment = std::true_type;
   using is_always_equal = std::true_type;
+  /// @brief Its memory kind (copy directions, access tags).
+  using memory_kind = managed_memory;
 
+  /// @brief A stateless allocator.
   managed_allocator() noexcept = default;
+  /// @brief Rebinding.
   template <class U>
   managed_allocator(const managed_allocator<U>&) noexcept {}  // NOLINT: rebinding
 
-  /// @throws std::bad_array_new_length when n * sizeof(T) overflows; unimem::error when the
-  /// runtime cannot allocate (no GPU, out of memory).
-  [[nodiscard]] T* allocate(std::size_t n) {
-    if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
+  /// @brief The most elements one allocation can hold (the rule every unimem allocation keeps).
+  [[nodiscard]] static constexpr std::size_t max_size() noexcept { return max_elements<T>(); }
+
+  /// @throws std::length_error when n > max_size(); unimem::error when the runtime cannot
+  /// allocate (no GPU, out of memory).
+  [[nodiscard]] T* allocate(std::size_t n, call_site where = call_site::current()) {
+    const std::size_t bytes = detail::checked_bytes(n, sizeof(T), "managed_allocator");
     if (n == 0) return nullptr;
-    void* p = nullptr;
-    const detail::backend::result r = detail::backend::malloc_managed(&p, n * sizeof(T));
-    if (r.code != detail::backend::success) {
-      detail::throw_error(r, __FILE__, __LINE__,
-                          "managed_allocator: " + std::to_string(n * sizeof(T)) + " bytes");
-    }
-    return static_cast<T*>(p);
+    return static_cast<T*>(managed_memory::allocate(bytes, "managed_allocator", where));
   }
+  /// @brief Frees; never throws.
   void deallocate(T* p, std::size_t) noexcept {
-    if (p != nullptr) (void)detail::backend::free(p);
+    if (p != nullptr) managed_memory::deallocate(p);
   }
 
+  /// @brief Always equal.
   template <class U>
   friend bool operator==(const managed_allocator&, const managed_allocator<U>&) noexcept {
     return true;
   }
+  /// @brief Never different.
   template <class U>
   friend bool operator!=(const managed_allocator&, const managed_allocator<U>&) noexcept {
     return false;
@@ -59,9 +61,16 @@ struct managed_allocator {
 template <class T>
 using managed_vector = std::vector<T, managed_allocator<T>>;
 
-namespace detail {
+/// @brief The kernel-argument hook for managed_vector (kernel_argument.hpp): launch() and the
+/// access tags take it as its view.
 template <class T>
-struct kernel_arg_traits<std::vector<T, managed_allocator<T>>> : owner_arg_traits {};
-}  // namespace detail
+view<T> unimem_view(std::vector<T, managed_allocator<T>>& v) noexcept {
+  return {v.data(), v.size()};
+}
+/// @brief The kernel-argument hook for a const managed_vector: a view of const elements.
+template <class T>
+view<const T> unimem_view(const std::vector<T, managed_allocator<T>>& v) noexcept {
+  return {v.data(), v.size()};
+}
 
 UNIMEM_END_NAMESPACE

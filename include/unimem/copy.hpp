@@ -1,16 +1,20 @@
-// unimem: copy and fill between managed, device and pinned buffers, views and host ranges.
+// unimem: copy and fill between managed, device and pinned buffers, views and host ranges. The
+// direction of a copy comes from the ranges' memory kinds (memory_kind.hpp); this header knows
+// no buffer type.
 #pragma once
 
-#include "allocator.hpp"
-#include "detail/backend.hpp"
-#include "device_buffer.hpp"
+#include "config.hpp"
+#include "detail/backend/backend.hpp"
 #include "error.hpp"
-#include "managed_buffer.hpp"
-#include "pinned_buffer.hpp"
+#include "kernel_argument.hpp"
+#include "memory_kind.hpp"
+#include "stream.hpp"
 #include "stream_ref.hpp"
 #include "view.hpp"
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <stdexcept>
 #include <string>
@@ -21,48 +25,42 @@ UNIMEM_BEGIN_NAMESPACE
 
 namespace detail {
 
-/// What kind of memory a range lives in, as far as its type tells.
-enum class memory_kind { host, pinned, device, managed, unknown };
+/// Where a range's bytes are, as far as its type tells: its declared memory kind's residence; a
+/// view says nothing (the runtime reads the pointer); any other contiguous range is host memory.
+enum class range_residence { host, device, migrating, unknown };
 
-template <class R, class = void>
-struct range_memory {
-  static constexpr memory_kind value = memory_kind::host;  // a contiguous host range
-};
-template <class T>
-struct range_memory<managed_buffer<T>> {
-  static constexpr memory_kind value = memory_kind::managed;
-};
-template <class T>
-struct range_memory<pinned_buffer<T>> {
-  static constexpr memory_kind value = memory_kind::pinned;
-};
-template <class T>
-struct range_memory<device_buffer<T>> {
-  static constexpr memory_kind value = memory_kind::device;
-};
-template <class T>
-struct range_memory<std::vector<T, managed_allocator<T>>> {
-  static constexpr memory_kind value = memory_kind::managed;
-};
-template <class T>
-struct range_memory<view<T>> {
-  static constexpr memory_kind value = memory_kind::unknown;  // the runtime reads the pointer
-};
+template <class R>
+constexpr range_residence residence_of() {
+  using kind = declared_memory_kind_t<R>;
+  if constexpr (is_view<std::remove_cv_t<R>>::value) {
+    return range_residence::unknown;
+  } else if constexpr (std::is_void<kind>::value) {
+    return range_residence::host;
+  } else if constexpr (kind::residence == memory_residence::host) {
+    return range_residence::host;
+  } else if constexpr (kind::residence == memory_residence::device) {
+    return range_residence::device;
+  } else {
+    return range_residence::migrating;
+  }
+}
 
 template <class R>
 using range_value_t = std::remove_pointer_t<decltype(std::data(std::declval<R&>()))>;
 
-constexpr bool on_host(memory_kind k) { return k == memory_kind::host || k == memory_kind::pinned; }
-
-/// The direction, derived from the two ranges' types; the runtime infers it (unified
-/// addressing) where a type does not say: views and managed memory.
-constexpr backend::copy_kind direction(memory_kind dst, memory_kind src) {
-  if (dst == memory_kind::unknown || src == memory_kind::unknown ||
-      dst == memory_kind::managed || src == memory_kind::managed) {
+/// The direction for the runtime; it infers the direction (unified addressing) where a type
+/// does not say: views and managed memory.
+constexpr backend::copy_kind direction(range_residence dst, range_residence src) {
+  if (dst == range_residence::unknown || src == range_residence::unknown ||
+      dst == range_residence::migrating || src == range_residence::migrating) {
     return backend::copy_kind::infer;
   }
-  if (on_host(src)) return on_host(dst) ? backend::copy_kind::host_to_host : backend::copy_kind::host_to_device;
-  return on_host(dst) ? backend::copy_kind::device_to_host : backend::copy_kind::device_to_device;
+  if (src == range_residence::host) {
+    return dst == range_residence::host ? backend::copy_kind::host_to_host
+                                        : backend::copy_kind::host_to_device;
+  }
+  return dst == range_residence::host ? backend::copy_kind::device_to_host
+                                      : backend::copy_kind::device_to_device;
 }
 
 template <class Dst, class Src>
@@ -77,7 +75,7 @@ constexpr void check_copy_types() {
 }
 
 template <class Dst, class Src>
-std::size_t checked_bytes(const Dst& dst, const Src& src, const char* what) {
+std::size_t copy_bytes(const Dst& dst, const Src& src, const char* what) {
   const std::size_t dn = std::size(dst), sn = std::size(src);
   if (dn != sn) {
     throw std::invalid_argument(std::string(what) + ": the destination has " + std::to_string(dn) +
@@ -86,56 +84,112 @@ std::size_t checked_bytes(const Dst& dst, const Src& src, const char* what) {
   return dn * sizeof(range_value_t<Dst>);
 }
 
+template <class Dst, class Src>
+void queue_copy(Dst& dst, const Src& src, stream_ref s, const char* what, call_site where) {
+  using D = std::remove_cv_t<Dst>;
+  check_copy_types<D, Src>();
+  const std::size_t bytes = copy_bytes(dst, src, what);
+  if (bytes == 0) return;
+  check(backend::memcpy_async(std::data(dst), std::data(src), bytes,
+                              direction(residence_of<D>(), residence_of<Src>()), s.get()),
+        where);
+}
+
+/// Writes `size` bytes of `pattern` at p in stream order, with the widest memset its alignment
+/// allows (the runtime's 32-, 16- or 8-bit memset), one call per word.
+inline void write_pattern(unsigned char* p, const unsigned char* pattern, std::size_t size,
+                          backend::stream_handle s, call_site where) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  std::size_t i = 0;
+  if (size % 4 == 0 && address % 4 == 0) {
+    for (; i < size; i += 4) {
+      std::uint32_t w;
+      std::memcpy(&w, pattern + i, 4);
+      const backend::result r = backend::memset32_async(p + i, w, 1, s);
+      if (r.code == backend::error_not_supported) break;  // no 32-bit memset here: bytes below
+      check(r, where);
+    }
+  }
+  for (; i < size; ++i) check(backend::memset_async(p + i, pattern[i], 1, s), where);
+}
+
+/// Fills [p, p + n) with copies of value, all in stream order on s, never blocking the host:
+/// one memset where the value is one repeated byte; the runtime's 16- or 32-bit memset for
+/// 2- and 4-byte values; otherwise the first element is written with word memsets and then
+/// doubled by device-to-device copies (log2(n) copies, n elements moved in total; no kernel,
+/// so plain C++ code can fill).
+template <class T>
+void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s, call_site where) {
+  if (n == 0) return;
+  unsigned char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  bool uniform = true;
+  for (std::size_t i = 1; i < sizeof(T); ++i) uniform = uniform && bytes[i] == bytes[0];
+  if (uniform) {
+    check(backend::memset_async(p, bytes[0], n * sizeof(T), s), where);
+    return;
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  if constexpr (sizeof(T) == 2) {
+    if (address % 2 == 0) {
+      std::uint16_t w;
+      std::memcpy(&w, bytes, 2);
+      const backend::result r = backend::memset16_async(p, w, n, s);
+      if (r.code != backend::error_not_supported) return check(r, where);
+    }
+  } else if constexpr (sizeof(T) == 4) {
+    if (address % 4 == 0) {
+      std::uint32_t w;
+      std::memcpy(&w, bytes, 4);
+      const backend::result r = backend::memset32_async(p, w, n, s);
+      if (r.code != backend::error_not_supported) return check(r, where);
+    }
+  }
+  write_pattern(reinterpret_cast<unsigned char*>(p), bytes, sizeof(T), s, where);
+  for (std::size_t done = 1; done < n;) {
+    const std::size_t chunk = done < n - done ? done : n - done;
+    check(backend::memcpy_async(p + done, p, chunk * sizeof(T), backend::copy_kind::infer, s),
+          where);
+    done += chunk;
+  }
+}
+
 }  // namespace detail
 
 /// @brief Copies src into dst and waits for the copy. Both are any of managed_buffer,
-/// device_buffer, pinned_buffer, view, or a contiguous host range (std::vector, std::array,
-/// ...), with the same element type and size. The direction comes from the types.
+/// device_buffer, pinned_buffer, managed_vector, view, or a contiguous host range (std::vector,
+/// std::array, ...), with the same element type and size. The direction comes from the types.
 /// @throws std::invalid_argument when the sizes differ (before any runtime call).
 /// @throws unimem::error when the runtime fails.
 template <class Dst, class Src>
-void copy(Dst&& dst, const Src& src) {
-  using D = std::remove_cv_t<std::remove_reference_t<Dst>>;
-  detail::check_copy_types<D, Src>();
-  const std::size_t bytes = detail::checked_bytes(dst, src, "unimem::copy");
-  if (bytes == 0) return;
-  UNIMEM_DETAIL_CHECK(detail::backend::memcpy_async(
-      std::data(dst), std::data(src), bytes,
-      detail::direction(detail::range_memory<D>::value, detail::range_memory<Src>::value),
-      nullptr));
-  UNIMEM_DETAIL_CHECK(detail::backend::stream_synchronize(nullptr));
+void copy(Dst&& dst, const Src& src, call_site where = call_site::current()) {
+  detail::queue_copy(dst, src, stream_ref{}, "unimem::copy", where);
+  if (std::size(src) != 0) default_stream.synchronize(where);
 }
 
 /// @brief Queues a copy of src into dst on stream s and returns. Host ranges must stay alive
 /// and unchanged until s has done the copy; pinned memory makes the copy truly asynchronous.
 /// @throws std::invalid_argument when the sizes differ (before any runtime call).
 template <class Dst, class Src>
-void copy_async(Dst&& dst, const Src& src, stream_ref s) {
-  using D = std::remove_cv_t<std::remove_reference_t<Dst>>;
-  detail::check_copy_types<D, Src>();
-  const std::size_t bytes = detail::checked_bytes(dst, src, "unimem::copy_async");
-  if (bytes == 0) return;
-  UNIMEM_DETAIL_CHECK(detail::backend::memcpy_async(
-      std::data(dst), std::data(src), bytes,
-      detail::direction(detail::range_memory<D>::value, detail::range_memory<Src>::value),
-      s.get()));
+void copy_async(Dst&& dst, const Src& src, stream_ref s, call_site where = call_site::current()) {
+  detail::queue_copy(dst, src, s, "unimem::copy_async", where);
 }
 
 /// @brief Queues, on stream s, the filling of a device-accessible range (device, managed or
-/// pinned memory) with copies of value, done by the GPU's copy engines.
+/// pinned memory) with copies of value, done by the GPU's copy engines. Never blocks the host.
 template <class Range, class T>
-void fill_async(Range&& r, const T& value, stream_ref s) {
+void fill_async(Range&& r, const T& value, stream_ref s, call_site where = call_site::current()) {
   using V = detail::range_value_t<std::remove_reference_t<Range>>;
   static_assert(!std::is_const<V>::value, "unimem::fill: the range is const");
-  detail::fill_bytes(std::data(r), std::size(r), static_cast<V>(value), s.get());
+  detail::fill_bytes(std::data(r), std::size(r), static_cast<V>(value), s.get(), where);
 }
 
 /// @brief Fills a device-accessible range with copies of value on the device, and waits.
 template <class Range, class T>
-void fill(Range&& r, const T& value) {
+void fill(Range&& r, const T& value, call_site where = call_site::current()) {
   if (std::size(r) == 0) return;  // nothing to do, no runtime call
-  fill_async(std::forward<Range>(r), value, stream_ref{});
-  UNIMEM_DETAIL_CHECK(detail::backend::stream_synchronize(nullptr));
+  fill_async(std::forward<Range>(r), value, stream_ref{}, where);
+  default_stream.synchronize(where);
 }
 
 UNIMEM_END_NAMESPACE

@@ -1,12 +1,16 @@
-// unimem: GPUs, their managed-memory capabilities, and a one-call report.
+// unimem: GPUs, their managed-memory capabilities (read once per device and cached), the
+// choice of a device, and a one-call report.
 #pragma once
 
-#include "detail/backend.hpp"
+#include "config.hpp"
+#include "detail/backend/backend.hpp"
 #include "error.hpp"
 #include "version.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,7 +19,7 @@ UNIMEM_BEGIN_NAMESPACE
 /// @brief The number of GPUs the runtime sees.
 /// @return 0, not an error, when the machine has no GPU or no driver.
 /// @throws unimem::error when the runtime fails for another reason.
-inline int device_count() {
+inline int device_count(call_site where = call_site::current()) {
   int n = 0;
   const detail::backend::result r = detail::backend::device_count(&n);
   if (r.code == detail::backend::success) return n;
@@ -23,19 +27,36 @@ inline int device_count() {
     (void)detail::backend::take_last_error();
     return 0;
   }
-  detail::throw_error(r, __FILE__, __LINE__);
+  detail::throw_error(r, where);
 }
 
 namespace detail {
 /// Throws unimem::error (invalid device) naming `call` unless 0 <= id < device_count().
-inline void require_device(int id, const std::string& call) {
-  const int n = device_count();
+inline void require_device(int id, const std::string& call, call_site where) {
+  const int n = device_count(where);
   if (id < 0 || id >= n) {
-    throw error(backend::error_invalid_device, call, __FILE__, __LINE__,
+    throw error(backend::error_invalid_device, call, where.file, where.line,
                 "device_count() is " + std::to_string(n), n == 0);
   }
 }
+inline int current_device_id(call_site where) {
+  int id = 0;
+  check(backend::get_device(&id), where);
+  return id;
+}
 }  // namespace detail
+
+/// @brief Who may use a GPU (set by the administrator, e.g. nvidia-smi -c).
+enum class compute_mode {
+  /// Any number of processes and threads (the usual mode).
+  shared,
+  /// One thread at a time (deprecated by NVIDIA).
+  exclusive_thread,
+  /// No process may use the device.
+  prohibited,
+  /// One process at a time.
+  exclusive_process,
+};
 
 /// @brief Everything unimem knows about one GPU, read at one moment.
 struct device_properties {
@@ -60,78 +81,180 @@ struct device_properties {
   /// AMD: pageableMemoryAccess or xnack+ (concurrentManagedAccess is 1 there even when pages
   /// never move). Where this is false, prefetch and advice cannot move data.
   bool migrates_on_demand = false;
+  /// Who may use the device (read when the properties are read).
+  unimem::compute_mode compute_mode = unimem::compute_mode::shared;
 };
 
+namespace detail {
+
+/// The properties of each device that never change while the process runs, read once per
+/// device on first use (a full properties query costs microseconds to milliseconds; name(),
+/// architecture() and the capability checks of every placement call read this copy).
+struct static_properties {
+  backend::native_properties native;
+  int warp_size = 0;
+  int multiprocessors = 0;
+  int max_threads_per_block = 0;
+  bool managed_memory = false;
+  bool concurrent_managed_access = false;
+  bool pageable_memory_access = false;
+  bool migrates_on_demand = false;
+};
+
+/// Devices whose properties are cached; a process with more devices queries the others each time.
+constexpr int cached_devices = 64;
+
+struct property_cache_slot {
+  std::once_flag once;
+  static_properties value;
+};
+inline property_cache_slot* property_cache() noexcept {
+  static property_cache_slot slots[cached_devices];
+  return slots;
+}
+
+/// Test hook: pretend device `id` can (1) or cannot (0) migrate; -1 forgets the pretence.
+inline std::atomic<signed char>* migration_overrides() noexcept {
+  static std::atomic<signed char> values[cached_devices] = {};
+  return values;
+}
+inline void set_migration_capability_for_testing(int id, int value) noexcept {
+  if (id >= 0 && id < cached_devices) {
+    migration_overrides()[id].store(static_cast<signed char>(value < 0 ? 0 : value + 1));
+  }
+}
+
+inline static_properties read_static_properties(int id, call_site where) {
+  static_properties p;
+  check(backend::get_properties(p.native, id), where);
+  const auto attribute = [&](backend::device_attribute a) {
+    int v = 0;
+    check(backend::get_attribute(&v, a, id), where);
+    return v;
+  };
+  p.warp_size = attribute(backend::device_attribute::warp_size);
+  p.multiprocessors = attribute(backend::device_attribute::multiprocessors);
+  p.max_threads_per_block = attribute(backend::device_attribute::max_threads_per_block);
+  p.managed_memory = attribute(backend::device_attribute::managed_memory) != 0;
+  p.concurrent_managed_access = attribute(backend::device_attribute::concurrent_managed_access) != 0;
+  p.pageable_memory_access = attribute(backend::device_attribute::pageable_memory_access) != 0;
+  p.migrates_on_demand = backend::migrates_on_demand(p.native, p.concurrent_managed_access,
+                                                     p.pageable_memory_access);
+  return p;
+}
+
+/// The cached properties of device `id` (which must exist).
+inline const static_properties& cached_properties(int id, call_site where) {
+  if (id < 0 || id >= cached_devices) {
+    thread_local static_properties uncached;
+    uncached = read_static_properties(id, where);
+    return uncached;
+  }
+  property_cache_slot& slot = property_cache()[id];
+  std::call_once(slot.once, [&] { slot.value = read_static_properties(id, where); });
+  return slot.value;
+}
+
+/// Whether device `id` migrates managed pages on demand (cached; the test hook wins).
+inline bool device_migrates(int id, call_site where) {
+  if (id >= 0 && id < cached_devices) {
+    const signed char v = migration_overrides()[id].load(std::memory_order_relaxed);
+    if (v != 0) return v == 2;
+  }
+  return cached_properties(id, where).migrates_on_demand;
+}
+
+}  // namespace detail
+
 /// @brief A GPU, by ordinal. Cheap to copy; holds no runtime resources.
+///
+/// The properties that cannot change (name, architecture, memory size, capabilities) are read
+/// once per device and cached; free_memory() and compute_mode() are read on each call.
 class device {
  public:
   /// @throws unimem::error (invalid device) unless 0 <= id < device_count().
-  explicit device(int id) : id_(id) {
-    detail::require_device(id, "unimem::device(" + std::to_string(id) + ")");
+  explicit device(int id, call_site where = call_site::current()) : id_(id) {
+    detail::require_device(id, "unimem::device(" + std::to_string(id) + ")", where);
   }
 
   /// @brief The calling thread's current device.
-  static device current() {
-    int id = 0;
-    UNIMEM_DETAIL_CHECK(detail::backend::get_device(&id));
-    return device(id, unchecked{});
+  static device current(call_site where = call_site::current()) {
+    return device(detail::current_device_id(where), unchecked{});
   }
 
+  /// @brief The ordinal.
   [[nodiscard]] int id() const noexcept { return id_; }
 
-  [[nodiscard]] std::string name() const { return native_properties().name; }
-  [[nodiscard]] std::string architecture() const { return native_properties().architecture; }
-  [[nodiscard]] std::size_t total_memory() const { return native_properties().total_memory; }
+  /// @brief The marketing name, e.g. "NVIDIA H200".
+  [[nodiscard]] std::string name(call_site where = call_site::current()) const {
+    return cached(where).native.name; }
+  /// @brief sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack-.
+  [[nodiscard]] std::string architecture(call_site where = call_site::current()) const {
+    return cached(where).native.architecture; }
+  /// @brief Global memory in bytes.
+  [[nodiscard]] std::size_t total_memory(call_site where = call_site::current()) const {
+    return cached(where).native.total_memory; }
   /// @brief Free memory now, as the runtime reports it (creates the device's context).
-  [[nodiscard]] std::size_t free_memory() const;
+  [[nodiscard]] std::size_t free_memory(call_site where = call_site::current()) const;
 
-  [[nodiscard]] int warp_size() const { return attribute(detail::backend::device_attribute::warp_size); }
-  [[nodiscard]] int multiprocessors() const {
-    return attribute(detail::backend::device_attribute::multiprocessors);
+  /// @brief Lanes per warp (wavefront): 32 on NVIDIA, 64 or 32 on AMD.
+  [[nodiscard]] int warp_size(call_site where = call_site::current()) const {
+    return cached(where).warp_size; }
+  /// @brief Multiprocessors (compute units on AMD).
+  [[nodiscard]] int multiprocessors(call_site where = call_site::current()) const {
+    return cached(where).multiprocessors; }
+  /// @brief The most threads one block may have.
+  [[nodiscard]] int max_threads_per_block(call_site where = call_site::current()) const {
+    return cached(where).max_threads_per_block; }
+  /// @brief The device can allocate managed memory.
+  [[nodiscard]] bool managed_memory(call_site where = call_site::current()) const {
+    return cached(where).managed_memory; }
+  /// @brief The runtime reports concurrent managed access (see device_properties).
+  [[nodiscard]] bool concurrent_managed_access(call_site where = call_site::current()) const {
+    return cached(where).concurrent_managed_access;
   }
-  [[nodiscard]] int max_threads_per_block() const {
-    return attribute(detail::backend::device_attribute::max_threads_per_block);
-  }
-  [[nodiscard]] bool managed_memory() const {
-    return attribute(detail::backend::device_attribute::managed_memory) != 0;
-  }
-  [[nodiscard]] bool concurrent_managed_access() const {
-    return attribute(detail::backend::device_attribute::concurrent_managed_access) != 0;
-  }
-  [[nodiscard]] bool pageable_memory_access() const {
-    return attribute(detail::backend::device_attribute::pageable_memory_access) != 0;
-  }
+  /// @brief The GPU can access pageable host memory coherently.
+  [[nodiscard]] bool pageable_memory_access(call_site where = call_site::current()) const {
+    return cached(where).pageable_memory_access; }
   /// @brief Whether managed pages migrate to this GPU on access (see device_properties).
-  [[nodiscard]] bool migrates_on_demand() const {
-    return detail::backend::migrates_on_demand(native_properties(), concurrent_managed_access(),
-                                               pageable_memory_access());
+  [[nodiscard]] bool migrates_on_demand(call_site where = call_site::current()) const {
+    return cached(where).migrates_on_demand; }
+  /// @brief Who may use the device now (read on each call: an administrator may change it).
+  [[nodiscard]] unimem::compute_mode compute_mode(call_site where = call_site::current()) const {
+    int v = 0;
+    detail::check(detail::backend::get_attribute(&v, detail::backend::device_attribute::compute_mode,
+                                                 id_),
+                  where);
+    switch (v) {
+      case 1: return unimem::compute_mode::exclusive_thread;
+      case 2: return unimem::compute_mode::prohibited;
+      case 3: return unimem::compute_mode::exclusive_process;
+      default: return unimem::compute_mode::shared;
+    }
   }
 
   /// @brief All properties at once.
-  [[nodiscard]] device_properties properties() const;
+  [[nodiscard]] device_properties properties(call_site where = call_site::current()) const;
 
   /// @brief Makes this the calling thread's current device.
-  void make_current() const { UNIMEM_DETAIL_CHECK(detail::backend::set_device(id_)); }
+  void make_current(call_site where = call_site::current()) const {
+    detail::check(detail::backend::set_device(id_), where);
+  }
 
   /// @brief Waits for all work on this device.
-  void synchronize() const;
+  void synchronize(call_site where = call_site::current()) const;
 
+  /// @brief Same ordinal.
   friend bool operator==(const device& a, const device& b) noexcept { return a.id_ == b.id_; }
+  /// @brief Different ordinals.
   friend bool operator!=(const device& a, const device& b) noexcept { return a.id_ != b.id_; }
 
  private:
   struct unchecked {};
   device(int id, unchecked) noexcept : id_(id) {}
 
-  int attribute(detail::backend::device_attribute a) const {
-    int v = 0;
-    UNIMEM_DETAIL_CHECK(detail::backend::get_attribute(&v, a, id_));
-    return v;
-  }
-  detail::backend::native_properties native_properties() const {
-    detail::backend::native_properties p;
-    UNIMEM_DETAIL_CHECK(detail::backend::get_properties(p, id_));
-    return p;
+  const detail::static_properties& cached(call_site where) const {
+    return detail::cached_properties(id_, where);
   }
 
   int id_;
@@ -144,12 +267,15 @@ class device {
 /// @endcode
 class device_guard {
  public:
-  explicit device_guard(const device& d) {
-    UNIMEM_DETAIL_CHECK(detail::backend::get_device(&previous_));
-    if (previous_ != d.id()) UNIMEM_DETAIL_CHECK(detail::backend::set_device(d.id()));
+  /// @brief Makes d current until the end of the scope.
+  explicit device_guard(const device& d, call_site where = call_site::current()) {
+    detail::check(detail::backend::get_device(&previous_), where);
+    if (previous_ != d.id()) detail::check(detail::backend::set_device(d.id()), where);
   }
+  /// @brief Makes device `id` current until the end of the scope.
   /// @throws unimem::error for an invalid id.
-  explicit device_guard(int id) : device_guard(device(id)) {}
+  explicit device_guard(int id, call_site where = call_site::current())
+      : device_guard(device(id, where), where) {}
   device_guard(const device_guard&) = delete;
   device_guard& operator=(const device_guard&) = delete;
   ~device_guard() { (void)detail::backend::set_device(previous_); }
@@ -158,37 +284,85 @@ class device_guard {
   int previous_ = 0;
 };
 
-inline std::size_t device::free_memory() const {
-  device_guard g(*this);
+inline std::size_t device::free_memory(call_site where) const {
+  device_guard g(*this, where);
   std::size_t free = 0, total = 0;
-  UNIMEM_DETAIL_CHECK(detail::backend::mem_get_info(&free, &total));
+  detail::check(detail::backend::mem_get_info(&free, &total), where);
   return free;
 }
 
-inline void device::synchronize() const {
-  device_guard g(*this);
-  UNIMEM_DETAIL_CHECK(detail::backend::device_synchronize());
+inline void device::synchronize(call_site where) const {
+  device_guard g(*this, where);
+  detail::check(detail::backend::device_synchronize(), where);
 }
 
-inline device_properties device::properties() const {
-  const detail::backend::native_properties n = native_properties();
+inline device_properties device::properties(call_site where) const {
+  const detail::static_properties& c = cached(where);
   device_properties p;
   p.id = id_;
-  p.name = n.name;
-  p.architecture = n.architecture;
-  p.compute_major = n.major;
-  p.compute_minor = n.minor;
-  p.total_memory = n.total_memory;
-  p.free_memory = free_memory();
-  p.warp_size = warp_size();
-  p.multiprocessors = multiprocessors();
-  p.max_threads_per_block = max_threads_per_block();
-  p.managed_memory = managed_memory();
-  p.concurrent_managed_access = concurrent_managed_access();
-  p.pageable_memory_access = pageable_memory_access();
-  p.migrates_on_demand = detail::backend::migrates_on_demand(n, p.concurrent_managed_access,
-                                                             p.pageable_memory_access);
+  p.name = c.native.name;
+  p.architecture = c.native.architecture;
+  p.compute_major = c.native.major;
+  p.compute_minor = c.native.minor;
+  p.total_memory = c.native.total_memory;
+  p.free_memory = free_memory(where);
+  p.warp_size = c.warp_size;
+  p.multiprocessors = c.multiprocessors;
+  p.max_threads_per_block = c.max_threads_per_block;
+  p.managed_memory = c.managed_memory;
+  p.concurrent_managed_access = c.concurrent_managed_access;
+  p.pageable_memory_access = c.pageable_memory_access;
+  p.migrates_on_demand = c.migrates_on_demand;
+  p.compute_mode = compute_mode(where);
   return p;
+}
+
+/// @brief What pick_device() maximises.
+enum class device_criterion {
+  /// The most multiprocessors (compute units), then the most memory: the fastest GPU for
+  /// compute-bound work in a machine of mixed GPUs (the role of the samples' findCudaDevice).
+  most_multiprocessors,
+  /// The most global memory, then the most multiprocessors.
+  most_memory,
+  /// The most free memory now (a shared machine), then the most multiprocessors.
+  most_free_memory,
+};
+
+/// @brief The usable device that is best by `criterion`; devices whose compute mode is
+/// prohibited are skipped, ties go to the lowest ordinal. It does not make the device current:
+/// `unimem::pick_device().make_current();`.
+/// @throws unimem::error (no device) when there is no usable GPU.
+inline device pick_device(device_criterion criterion = device_criterion::most_multiprocessors,
+                          call_site where = call_site::current()) {
+  const int n = device_count(where);
+  int best = -1;
+  std::size_t best_key[2] = {0, 0};
+  for (int id = 0; id < n; ++id) {
+    const device d(id, where);
+    if (d.compute_mode(where) == compute_mode::prohibited) continue;
+    const auto sms = static_cast<std::size_t>(d.multiprocessors());
+    std::size_t key[2] = {sms, d.total_memory()};
+    if (criterion == device_criterion::most_memory) {
+      key[0] = d.total_memory();
+      key[1] = sms;
+    } else if (criterion == device_criterion::most_free_memory) {
+      key[0] = d.free_memory(where);
+      key[1] = sms;
+    }
+    if (best < 0 || key[0] > best_key[0] || (key[0] == best_key[0] && key[1] > best_key[1])) {
+      best = id;
+      best_key[0] = key[0];
+      best_key[1] = key[1];
+    }
+  }
+  if (best < 0) {
+    throw error(detail::backend::error_invalid_device, "unimem::pick_device", where.file,
+                where.line,
+                n == 0 ? std::string("device_count() is 0")
+                       : "all " + std::to_string(n) + " devices are in compute mode prohibited",
+                n == 0);
+  }
+  return device(best, where);
 }
 
 /// @brief All GPUs the runtime sees (empty without a GPU).
@@ -202,7 +376,9 @@ inline std::vector<device> devices() {
 
 /// @brief Waits for all work on the calling thread's current device.
 /// @throws unimem::error, which carries any asynchronous kernel error.
-inline void synchronize() { UNIMEM_DETAIL_CHECK(detail::backend::device_synchronize()); }
+inline void synchronize(call_site where = call_site::current()) {
+  detail::check(detail::backend::device_synchronize(), where);
+}
 
 /// @brief Waits for all work on every GPU that may have some: each device with a context.
 ///
@@ -212,33 +388,39 @@ inline void synchronize() { UNIMEM_DETAIL_CHECK(detail::backend::device_synchron
 /// The calling thread's current device is left as it was.
 /// @throws unimem::error, which carries any asynchronous kernel error.
 /// Without a GPU there is nothing to wait for: it returns.
-inline void synchronize_all_devices() {
-  const int n = device_count();
+inline void synchronize_all_devices(call_site where = call_site::current()) {
+  const int n = device_count(where);
   if (n == 0) return;
-  int current = 0;
-  UNIMEM_DETAIL_CHECK(detail::backend::get_device(&current));
+  const int current = detail::current_device_id(where);
   for (int id = 0; id < n; ++id) {
     if (id != current && detail::backend::context_active(id) == 0) continue;
-    device(id).synchronize();
+    device(id, where).synchronize(where);
   }
 }
 
 /// @brief The name of the backend unimem was compiled for: "CUDA", "HIP (AMD)", "HIP (NVIDIA)".
 inline const char* backend_name() noexcept { return detail::backend::name(); }
 
-/// @brief The runtime's version as it reports it, e.g. "13.0" or "6.2.41133"; "none" when the
-/// runtime cannot say.
+/// @brief The runtime's version as it reports it, e.g. "13.0" or "6.2.41133"; where the runtime
+/// cannot be asked (CUDA 11 without a driver or GPU), the version of the runtime this program
+/// links. For HIP on NVIDIA this is the CUDA runtime underneath HIP.
 inline std::string runtime_version() {
   int v = 0;
   const detail::backend::result r = detail::backend::runtime_version(&v);
-  return r.code == detail::backend::success && v > 0 ? detail::backend::version_string(v) : "none";
+  if (r.code != detail::backend::success || v <= 0) {
+    detail::backend::forget_if_last(r.code);
+    v = detail::backend::linked_runtime_version();
+  }
+  return detail::backend::version_string(v);
 }
 
 /// @brief The driver's version, or "none" when no driver is installed.
 inline std::string driver_version() {
   int v = 0;
   const detail::backend::result r = detail::backend::driver_version(&v);
-  return r.code == detail::backend::success && v > 0 ? detail::backend::version_string(v) : "none";
+  if (r.code == detail::backend::success && v > 0) return detail::backend::version_string(v);
+  detail::backend::forget_if_last(r.code);
+  return "none";
 }
 
 namespace detail {
@@ -262,8 +444,9 @@ inline std::string report() {
   if (n == 0) {
     s += "no GPU was found";
     if (r.code != detail::backend::success) {
-      s += std::string(" (") + r.call + ": " + detail::backend::error_name(r.code) + ": " +
-           detail::backend::error_string(r.code) + ")";
+      const std::string name = detail::backend::error_name(r.code);
+      const std::string text = detail::backend::error_string(r.code);
+      s += " (" + std::string(r.call) + ": " + name + (text != name ? ": " + text : "") + ")";
     }
     return s + "\n";
   }

@@ -1,8 +1,11 @@
-// unimem: errors. Every failed runtime call becomes a unimem::error.
+// unimem: errors. Every failed runtime call becomes a unimem::error that names the native call
+// and the user's call site.
 #pragma once
 
-#include "detail/backend.hpp"
+#include "config.hpp"
+#include "detail/backend/backend.hpp"
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -15,15 +18,16 @@ using native_status = detail::backend::status;
 /// @brief A failed GPU runtime call: the native status, the call's text and where it was made.
 ///
 /// what() names the failed call as written, the status's name and number, the runtime's text,
-/// file:line and what unimem was doing, e.g. for an allocation that ran out of memory:
+/// the file:line of the user's call into unimem (for UNIMEM_CHECK: of the check) and what
+/// unimem was doing, e.g. for an allocation that ran out of memory:
 /// "unimem: <the MallocManaged call> failed: <...ErrorOutOfMemory> (2): out of memory
-/// [owned_array.hpp:63] (managed_buffer of 1099511627776 elements, ... bytes)".
+/// [main.cpp:12] (managed_buffer: 1099511627776 bytes)".
 /// When the machine has no usable GPU the message starts with "no GPU was found".
 class error : public std::runtime_error {
  public:
   /// @param code    the runtime's status
   /// @param call    the call that failed, as written
-  /// @param file    source file of the call
+  /// @param file    source file of the call (the user's call into unimem)
   /// @param line    source line of the call
   /// @param context what unimem was doing, or empty
   /// @param no_gpu  whether the machine has no usable GPU (changes the message)
@@ -44,7 +48,9 @@ class error : public std::runtime_error {
   }
   /// @brief The failed call as written in the source.
   [[nodiscard]] const std::string& call() const noexcept { return call_; }
+  /// @brief The source file of the call into unimem that failed (the caller's, not unimem's).
   [[nodiscard]] const std::string& file() const noexcept { return file_; }
+  /// @brief The source line of that call.
   [[nodiscard]] int line() const noexcept { return line_; }
   /// @brief True when the failure happened on a machine with no usable GPU or driver.
   [[nodiscard]] bool no_gpu() const noexcept { return no_gpu_; }
@@ -60,9 +66,14 @@ class error : public std::runtime_error {
     if (no_gpu) m += "no GPU was found (device_count() == 0): ";
     m += call;
     m += " failed: ";
-    m += detail::backend::error_name(code);
-    m += " (" + std::to_string(static_cast<int>(code)) + "): ";
-    m += detail::backend::error_string(code);
+    const char* name = detail::backend::error_name(code);
+    const char* text = detail::backend::error_string(code);
+    m += name;
+    m += " (" + std::to_string(static_cast<int>(code)) + ")";
+    if (std::strcmp(name, text) != 0) {  // some runtimes (HIP 5) describe a status by its name
+      m += ": ";
+      m += text;
+    }
     m += " [" + file + ":" + std::to_string(line) + "]";
     if (!context.empty()) m += " (" + context + ")";
     if (detail::backend::is_sticky(code)) {
@@ -89,27 +100,34 @@ inline bool no_gpu_present() noexcept {
 }
 
 /// The cold path of check(): clears the runtime's last error (a sticky one stays) and throws.
-[[noreturn]] inline void throw_error(backend::result r, const char* file, int line,
+[[noreturn]] inline void throw_error(backend::result r, call_site where,
                                      const std::string& context = {}) {
   (void)backend::take_last_error();
-  throw error(r.code, r.call, file, line, context, no_gpu_present());
+  throw error(r.code, r.call, where.file, where.line, context, no_gpu_present());
 }
 
 /// Throws unimem::error when the call failed.
-inline void check(backend::result r, const char* file, int line) {
-  if (r.code != backend::success) throw_error(r, file, line);
+inline void check(backend::result r, call_site where) {
+  if (r.code != backend::success) throw_error(r, where);
+}
+
+/// Throws unimem::error with `status` for a failure unimem detects itself (no runtime call
+/// failed): `call` names the unimem call, `context` says why.
+[[noreturn]] inline void fail(native_status status, const char* call, call_site where,
+                              const std::string& context) {
+  throw error(status, call, where.file, where.line, context, false);
 }
 
 /// The answer of a stream or event query: false for "not ready", true for success; anything
 /// else throws. Where the runtime records "not ready" as the last error (HIP on AMD does), that
 /// record, and only that one, is cleared: an error the caller's own runtime calls left pending
 /// stays for the caller to read.
-inline bool query_ready(backend::result r) {
+inline bool query_ready(backend::result r, call_site where) {
   if (r.code == backend::error_not_ready) {
-    if (backend::peek_last_error() == backend::error_not_ready) (void)backend::take_last_error();
+    backend::forget_if_last(r.code);
     return false;
   }
-  check(r, __FILE__, __LINE__);
+  check(r, where);
   return true;
 }
 
@@ -122,7 +140,4 @@ UNIMEM_END_NAMESPACE
 ///   UNIMEM_CHECK(my_runtime_call(args));   // e.g. your own hip/cuda MemsetAsync
 /// @endcode
 #define UNIMEM_CHECK(...) \
-  ::unimem::detail::check(UNIMEM_DETAIL_NATIVE(__VA_ARGS__), __FILE__, __LINE__)
-
-/// Internal: checks a backend wrapper call (a backend::result).
-#define UNIMEM_DETAIL_CHECK(...) ::unimem::detail::check((__VA_ARGS__), __FILE__, __LINE__)
+  ::unimem::detail::check(UNIMEM_DETAIL_NATIVE(__VA_ARGS__), ::unimem::call_site{__FILE__, __LINE__})

@@ -1,7 +1,8 @@
 // unimem: event, a marker in a stream for ordering and timing.
 #pragma once
 
-#include "detail/backend.hpp"
+#include "config.hpp"
+#include "detail/backend/backend.hpp"
 #include "error.hpp"
 #include "stream_ref.hpp"
 
@@ -10,7 +11,8 @@
 UNIMEM_BEGIN_NAMESPACE
 
 /// @brief An owned runtime event. Record it on a stream; wait for it, ask whether it has
-/// happened, make another stream wait for it, or time the work between two events.
+/// happened, make another stream wait for it (`other.wait(e)`), or time the work between two
+/// events.
 ///
 /// Move-only; a moved-from event is empty. Destruction never throws.
 /// @code
@@ -22,6 +24,7 @@ UNIMEM_BEGIN_NAMESPACE
 /// @endcode
 class event {
  public:
+  /// @brief Whether the event records timestamps.
   enum class flags {
     /// Records timestamps (elapsed_ms works).
     timing,
@@ -30,8 +33,8 @@ class event {
   };
 
   /// @brief A new event on the current device. @throws unimem::error
-  explicit event(flags f = flags::timing) {
-    UNIMEM_DETAIL_CHECK(detail::backend::event_create(&handle_, f == flags::timing));
+  explicit event(flags f = flags::timing, call_site where = call_site::current()) {
+    detail::check(detail::backend::event_create(&handle_, f == flags::timing), where);
   }
   event(const event&) = delete;
   event& operator=(const event&) = delete;
@@ -43,22 +46,31 @@ class event {
   ~event() {
     if (handle_ != nullptr) (void)detail::backend::event_destroy(handle_);
   }
+  /// @brief Exchanges the two events.
   void swap(event& other) noexcept { std::swap(handle_, other.handle_); }
 
   /// @brief Records the event at the current end of stream s.
-  void record(stream_ref s = {}) { UNIMEM_DETAIL_CHECK(detail::backend::event_record(handle_, s.get())); }
-  /// @brief Waits until the recorded work has finished.
-  void synchronize() const { UNIMEM_DETAIL_CHECK(detail::backend::event_synchronize(handle_)); }
-  /// @brief True when the recorded work has finished; never blocks.
-  [[nodiscard]] bool ready() const {
-    return detail::query_ready(detail::backend::event_query(handle_));
+  void record(stream_ref s = {}, call_site where = call_site::current()) {
+    detail::check(detail::backend::event_record(handle_, s.get()), where);
   }
-  /// @brief Makes stream s wait (on the device, without blocking the host) for this event.
-  void enqueue_wait(stream_ref s) const {
-    UNIMEM_DETAIL_CHECK(detail::backend::stream_wait_event(s.get(), handle_));
+  /// @brief Waits until the recorded work has finished.
+  void synchronize(call_site where = call_site::current()) const {
+    detail::check(detail::backend::event_synchronize(handle_), where);
+  }
+  /// @brief True when the recorded work has finished; never blocks.
+  [[nodiscard]] bool ready(call_site where = call_site::current()) const {
+    return detail::query_ready(detail::backend::event_query(handle_), where);
+  }
+  /// @brief Makes stream s wait for this event.
+  /// @deprecated Write `s.wait(e)`: the stream is the one that waits.
+  [[deprecated("write s.wait(e): the stream is the one that waits")]] void enqueue_wait(
+      stream_ref s, call_site where = call_site::current()) const {
+    detail::check(detail::backend::stream_wait_event(s.get(), handle_), where);
   }
 
+  /// @brief The native handle (hipEvent_t / cudaEvent_t).
   [[nodiscard]] detail::backend::event_handle get() const noexcept { return handle_; }
+  /// @brief False for a moved-from event.
   [[nodiscard]] explicit operator bool() const noexcept { return handle_ != nullptr; }
 
  private:
@@ -67,10 +79,11 @@ class event {
 
 /// @brief Milliseconds between two recorded timing events; waits for `end` first.
 /// @throws unimem::error when either was not recorded or was made with disable_timing.
-inline float elapsed_ms(const event& start, const event& end) {
-  end.synchronize();
+inline float elapsed_ms(const event& start, const event& end,
+                        call_site where = call_site::current()) {
+  end.synchronize(where);
   float ms = 0.0f;
-  UNIMEM_DETAIL_CHECK(detail::backend::event_elapsed_ms(&ms, start.get(), end.get()));
+  detail::check(detail::backend::event_elapsed_ms(&ms, start.get(), end.get()), where);
   return ms;
 }
 

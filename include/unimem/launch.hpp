@@ -1,13 +1,18 @@
-// unimem: launch(), a type-checked kernel launch for HIP and CUDA.
+// unimem: launch(), a type-checked kernel launch for HIP and CUDA. It knows no buffer type:
+// containers reach kernels through the unimem_view hook (kernel_argument.hpp).
 #pragma once
 
 #include "access.hpp"
-#include "detail/backend.hpp"
+#include "config.hpp"
+#include "detail/backend/backend.hpp"
 #include "detail/kernel_args.hpp"
+#include "device.hpp"
 #include "error.hpp"
+#include "kernel_argument.hpp"
 #include "launch_config.hpp"
-#include "managed_buffer.hpp"
-#include "migration.hpp"
+#include "location.hpp"
+#include "placement.hpp"
+#include "stream.hpp"
 
 #include <array>
 #include <cstddef>
@@ -26,6 +31,19 @@ inline std::string dims_string(const dims& d) {
   return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
 }
 
+/// A launch_config with the place of the launch() call that uses it: launch() takes this, so
+/// that the implicit conversion records the user's file and line.
+struct located_config {
+  launch_config cfg;
+  call_site where;
+  located_config(const launch_config& c,  // NOLINT: implicit on purpose
+                 call_site w = call_site::current()) noexcept
+      : cfg(c), where(w) {}
+  located_config(dims grid, dims block, std::size_t shared_bytes = 0,  // NOLINT
+                 stream_ref s = {}, call_site w = call_site::current()) noexcept
+      : cfg(grid, block, shared_bytes, s), where(w) {}
+};
+
 inline void check_config(const launch_config& cfg) {
   if (cfg.block.empty()) {
     throw std::invalid_argument("unimem::launch: block " + dims_string(cfg.block) +
@@ -34,13 +52,14 @@ inline void check_config(const launch_config& cfg) {
 }
 
 template <class... Params>
-void launch_parameters(void (*kernel)(Params...), const launch_config& cfg, Params... params) {
+void launch_parameters(void (*kernel)(Params...), const launch_config& cfg, call_site where,
+                       Params... params) {
   void* addresses[sizeof...(Params) + 1] = {static_cast<void*>(&params)..., nullptr};
   const backend::result r = backend::launch_kernel(
       reinterpret_cast<const void*>(kernel), {cfg.grid.x, cfg.grid.y, cfg.grid.z},
       {cfg.block.x, cfg.block.y, cfg.block.z}, addresses, cfg.shared_bytes, cfg.stream.get());
   if (r.code != backend::success) {
-    throw_error(r, __FILE__, __LINE__,
+    throw_error(r, where,
                 "launch with grid " + dims_string(cfg.grid) + ", block " +
                     dims_string(cfg.block) + ", " + std::to_string(cfg.shared_bytes) +
                     " bytes of dynamic shared memory");
@@ -69,7 +88,7 @@ struct range_use {
 };
 
 template <class Arg>
-constexpr bool is_tagged_v = kernel_arg_traits<std::decay_t<Arg>>::tagged;
+constexpr bool is_tagged_v = is_access_tag<std::decay_t<Arg>>::value;
 
 /// Whether an argument lets the kernel reach memory unimem can name: a tag, a buffer, a view
 /// or an object pointer.
@@ -88,10 +107,8 @@ constexpr bool reaches_memory_v = [] {
 template <class Arg>
 void collect_range(range_use*& next, const Arg& a) noexcept {
   if constexpr (reaches_memory_v<const Arg&>) {
-    using traits = kernel_arg_traits<std::decay_t<Arg>>;
-    if constexpr (traits::tagged) {
-      const auto v = traits::get(a);
-      *next++ = {v.data(), v.size_bytes(), traits::mode, true};
+    if constexpr (is_tagged_v<Arg>) {
+      *next++ = {a.range.data(), a.range.size_bytes(), tag_mode<std::decay_t<Arg>>::value, true};
     } else if constexpr (is_view<std::decay_t<kernel_value_t<const Arg&>>>::value) {
       const auto v = kernel_value(a);
       *next++ = {v.data(), v.size_bytes(), access_mode::inout, false};
@@ -111,7 +128,7 @@ inline bool launch_would_be_accepted(const void* kernel, const launch_config& cf
   if (backend::get_device(&id).code != backend::success) return false;
   const backend::result r = backend::kernel_limits(kernel, &k);
   if (r.code != backend::success) {
-    if (backend::peek_last_error() == r.code) (void)backend::take_last_error();  // ours only
+    backend::forget_if_last(r.code);
     return false;
   }
   using a = backend::device_attribute;
@@ -132,92 +149,41 @@ inline bool launch_would_be_accepted(const void* kernel, const launch_config& cf
          cfg.shared_bytes <= static_cast<std::size_t>(k.max_dynamic_shared_bytes);
 }
 
-/// Places the tagged ranges on `device`, on stream s, in stream order before the kernel.
+/// Places the tagged ranges on `device`, on stream s, in stream order before the kernel,
+/// through the one placement path (placement.hpp).
 ///
 /// in() and inout() ranges are prefetched. An out() range is discarded and populated on the
 /// device without moving data (CUDA >= 12.8, off the legacy default stream) only when it is
 /// safe: no other argument of the launch can reach it (else the kernel may read it: it is
 /// prefetched as inout), and the launch is known to be accepted (else a refused launch would
-/// have lost the data). Everything that can fail is done before the discard, so an exception
-/// never leaves data discarded. Elsewhere out() ranges are prefetched.
+/// have lost the data). The placement path queues every prefetch that can throw before the
+/// discards, so an exception never leaves data discarded. Elsewhere out() ranges are prefetched.
 template <std::size_t N, class AcceptedFn>
 void place_for_launch(const std::array<range_use, N>& uses, int device, stream_ref s,
-                      AcceptedFn&& launch_accepted) {
-  if (gate(device, "unimem::launch (access tags)") == hint_status::unsupported) return;
-  const backend::native_location where{false, device};
-  bool discard[N] = {};
-  std::size_t discards = 0;
-  if constexpr (backend::has_discard_prefetch) {
-    if (!backend::is_legacy_default_stream(s.get())) {
-      for (std::size_t i = 0; i < N; ++i) {
-        if (!uses[i].tagged || uses[i].mode != access_mode::out || uses[i].bytes == 0) continue;
-        bool read_elsewhere = false;
-        for (std::size_t j = 0; j < N && !read_elsewhere; ++j) {
-          const bool other_writer = uses[j].tagged && uses[j].mode == access_mode::out;
-          read_elsewhere = j != i && !other_writer && uses[i].overlaps(uses[j]);
-        }
-        discard[i] = !read_elsewhere;
-        discards += discard[i] ? 1 : 0;
-      }
-      if (discards != 0 && !launch_accepted()) {
-        for (bool& d : discard) d = false;
-        discards = 0;
-      }
-    }
-  }
+                      call_site where, AcceptedFn&& launch_accepted) {
+  placement_range ranges[N == 0 ? 1 : N];
+  std::size_t count = 0;
+  bool any_discard = false;
   for (std::size_t i = 0; i < N; ++i) {
-    if (!uses[i].tagged || discard[i] || uses[i].bytes == 0) continue;
+    if (!uses[i].tagged || uses[i].bytes == 0) continue;
     bool repeated = false;  // the same range tagged twice (in(b), inout(b)) moves once
     for (std::size_t j = 0; j < i && !repeated; ++j) {
-      repeated = uses[j].tagged && !discard[j] && uses[j].same_range(uses[i]);
+      repeated = uses[j].tagged && uses[j].same_range(uses[i]);
     }
-    if (!repeated) {
-      UNIMEM_DETAIL_CHECK(backend::prefetch(uses[i].ptr, uses[i].bytes, where, s.get()));
+    if (repeated) continue;
+    bool discard = uses[i].mode == access_mode::out;
+    for (std::size_t j = 0; j < N && discard; ++j) {
+      const bool other_writer = uses[j].tagged && uses[j].mode == access_mode::out;
+      discard = j == i || other_writer || !uses[i].overlaps(uses[j]);
     }
+    ranges[count++] = {uses[i].ptr, uses[i].bytes, discard};
+    any_discard = any_discard || discard;
   }
-  if (discards == 0) return;
-  void* ptrs[N];
-  std::size_t sizes[N];
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < N; ++i) {
-    if (!discard[i]) continue;
-    ptrs[k] = const_cast<void*>(uses[i].ptr);
-    sizes[k++] = uses[i].bytes;
+  if (any_discard && backend::has_discard_prefetch && !launch_accepted()) {
+    for (std::size_t i = 0; i < count; ++i) ranges[i].discard = false;
   }
-  if (backend::discard_and_prefetch(ptrs, sizes, k, where, s.get()).code != backend::success) {
-    (void)backend::take_last_error();  // not available here: move the data instead
-    for (std::size_t j = 0; j < k; ++j) {
-      UNIMEM_DETAIL_CHECK(backend::prefetch(ptrs[j], sizes[j], where, s.get()));
-    }
-  }
-}
-
-/// The device a stream belongs to: where the stream_ref knows it, else as the runtime says;
-/// nullopt for the default stream (it follows the current device) or when the runtime cannot
-/// tell.
-inline std::optional<int> stream_device(stream_ref s) {
-  if (s.is_default()) return std::nullopt;
-  if (const std::optional<int> known = s.device_id()) return known;
-  int id = -1;
-  const backend::result r = backend::stream_device(s.get(), &id);
-  if (r.code == backend::success) return id;
-  if (r.code == backend::error_not_supported) return std::nullopt;
-  throw_error(r, __FILE__, __LINE__, "reading the device of the launch stream");
-}
-
-/// The device a launch must run on, when it has to be chosen: cfg.device, else the stream's.
-/// @throws unimem::error when cfg.device names another device than the stream's.
-inline std::optional<int> launch_device(const launch_config& cfg) {
-  const std::optional<int> from_stream = stream_device(cfg.stream);
-  if (!cfg.device) return from_stream;
-  if (from_stream && *from_stream != *cfg.device) {
-    throw error(backend::error_invalid_value, "unimem::launch", __FILE__, __LINE__,
-                "the launch stream belongs to device " + std::to_string(*from_stream) +
-                    " but launch_config::on_device(" + std::to_string(*cfg.device) +
-                    ") asks for device " + std::to_string(*cfg.device) +
-                    "; use a stream of that device, or drop on_device() to run on the stream's");
-  }
-  return cfg.device;
+  (void)place(ranges, count, location::device(device), s, "unimem::launch (access tags)", where,
+              true);
 }
 
 }  // namespace detail
@@ -234,10 +200,15 @@ inline std::optional<int> launch_device(const launch_config& cfg) {
 /// Arguments tagged with unimem::in(), out() or inout() are placed on the launching device,
 /// on cfg.stream, before the kernel (see access.hpp); untagged buffers are not.
 ///
-/// The launching device: cfg.device when set (made current for the launch); else, for a
-/// launch with tags, the stream's device (a unimem::stream knows it; for a native handle the
-/// runtime is asked) so that data moves where the kernel runs; else the current device. A
-/// stream of one device with on_device() of another throws unimem::error.
+/// The launching device: cfg.device when set (made current for the launch); else the stream's
+/// device where it is known (a unimem::stream knows it; for a native handle in a launch with
+/// tags the runtime is asked, so that data moves where the kernel runs); else the current
+/// device. A stream of one device with on_device() of another throws unimem::error. Errors
+/// name the file and line of the launch() call.
+///
+/// Containers are passed by the unimem_view hook (kernel_argument.hpp): unimem's buffers,
+/// managed_vector and any container that opted in. A std::vector (host memory) is refused at
+/// compile time. A kernel template must be named with its arguments: launch(kernel<float>, ...).
 ///
 /// @code
 ///   __global__ void vector_add(const float* a, const float* b, float* c, std::size_t n);
@@ -247,12 +218,14 @@ inline std::optional<int> launch_device(const launch_config& cfg) {
 /// device than cfg.device.
 /// @throws std::invalid_argument when a block extent is zero.
 template <class... Params, class... Args>
-void launch(void (*kernel)(Params...), const launch_config& cfg, Args&&... args) {
+void launch(void (*kernel)(Params...), detail::located_config located, Args&&... args) {
   static_assert(sizeof...(Params) == sizeof...(Args),
                 "unimem::launch: the number of arguments differs from the kernel's parameter "
                 "count");
   if constexpr (sizeof...(Params) == sizeof...(Args)) {
     if constexpr (detail::parameter_list<Params...>::template accepts<Args...>()) {
+      const launch_config& cfg = located.cfg;
+      const call_site where = located.where;
       detail::check_config(cfg);
       if (cfg.empty()) return;  // no blocks: no work, no prefetch, no runtime call
       constexpr std::size_t tagged = (std::size_t{detail::is_tagged_v<Args>} + ... + 0);
@@ -263,21 +236,24 @@ void launch(void (*kernel)(Params...), const launch_config& cfg, Args&&... args)
           std::array<detail::range_use, reached> uses{};
           detail::range_use* next = uses.data();
           (detail::collect_range(next, args), ...);
-          detail::place_for_launch(uses, device, cfg.stream, [&] {
+          detail::place_for_launch(uses, device, cfg.stream, where, [&] {
             return detail::launch_would_be_accepted(reinterpret_cast<const void*>(kernel), cfg);
           });
         } else {
           (void)device;
         }
         detail::launch_parameters(
-            kernel, cfg,
+            kernel, cfg, where,
             detail::to_parameter<Params>(detail::kernel_value(std::forward<Args>(args)))...);
       };
-      if (!cfg.device && tagged == 0) return run(-1);  // the runtime's own choice: no query
-      const std::optional<int> device = detail::launch_device(cfg);
-      const int current = detail::current_device_id();
+      // Neither a named device, nor tags, nor a stream that knows its device: the runtime's own
+      // choice (the current device), with no query.
+      if (!cfg.device && tagged == 0 && !cfg.stream.device_id()) return run(-1);
+      const std::optional<int> device = detail::device_for(
+          cfg.device, cfg.stream, "unimem::launch", "launch_config::on_device()", where);
+      const int current = detail::current_device_id(where);
       if (!device || *device == current) return run(current);
-      device_guard g(*device);  // checks the id
+      device_guard g(*device, where);  // checks the id
       run(*device);
     } else {
       detail::parameter_list<Params...>::template diagnose<Args...>(

@@ -1,26 +1,28 @@
-// unimem: launch_config (grid, block, dynamic shared memory, stream) and grid_for().
+// unimem: launch_config (grid, block, dynamic shared memory, stream, device) and grid_for().
+// Runtime-free: it compiles without any GPU runtime header.
 #pragma once
 
-#include "detail/backend.hpp"
+#include "argument_error.hpp"
+#include "config.hpp"
 #include "stream_ref.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 
 UNIMEM_BEGIN_NAMESPACE
 
 /// @brief Extents of a grid or a block in up to three dimensions, like dim3.
 struct dims {
-  unsigned x = 1;
-  unsigned y = 1;
-  unsigned z = 1;
+  unsigned x = 1;  ///< extent in x
+  unsigned y = 1;  ///< extent in y
+  unsigned z = 1;  ///< extent in z
 
+  /// @brief 1 x 1 x 1.
   constexpr dims() noexcept = default;
+  /// @brief x_ x y_ x z_.
   constexpr dims(unsigned x_, unsigned y_ = 1, unsigned z_ = 1) noexcept  // NOLINT: like dim3
       : x(x_), y(y_), z(z_) {}
   /// From the runtime's dim3 or any type with unsigned x, y, z members.
@@ -48,9 +50,11 @@ struct dims {
   /// @brief True when some extent is zero.
   [[nodiscard]] constexpr bool empty() const noexcept { return x == 0 || y == 0 || z == 0; }
 
+  /// @brief Same extents.
   friend constexpr bool operator==(const dims& a, const dims& b) noexcept {
     return a.x == b.x && a.y == b.y && a.z == b.z;
   }
+  /// @brief Different extents.
   friend constexpr bool operator!=(const dims& a, const dims& b) noexcept { return !(a == b); }
 };
 
@@ -60,16 +64,19 @@ struct dims {
 /// A launch whose grid is empty (some extent is 0, e.g. grid_for(0)) does nothing and
 /// succeeds: there is no work. A block with a zero extent is an error.
 struct launch_config {
-  dims grid{1};
-  dims block{1};
-  std::size_t shared_bytes = 0;
-  stream_ref stream{};
+  dims grid{1};               ///< blocks in the grid
+  dims block{1};              ///< threads per block
+  std::size_t shared_bytes = 0;  ///< dynamic shared memory per block, in bytes
+  stream_ref stream{};        ///< the stream the kernel is queued on
   /// The device to launch on; empty (the default) means the stream's device where it is known
   /// (see launch()), else the calling thread's current device. A stream of another device
   /// with an explicit device is refused by launch() with unimem::error.
   std::optional<int> device{};
 
+  /// @brief One block of one thread on the default stream.
   constexpr launch_config() noexcept = default;
+  /// @brief grid_ blocks of block_ threads, with shared_bytes_ of dynamic shared memory, on
+  /// stream_.
   constexpr launch_config(dims grid_, dims block_, std::size_t shared_bytes_ = 0,
                           stream_ref stream_ = {}) noexcept
       : grid(grid_), block(block_), shared_bytes(shared_bytes_), stream(stream_) {}
@@ -109,16 +116,20 @@ inline constexpr std::uint64_t max_grid_x = 0x7fffffffu;
 
 /// @brief A 1-D configuration with `block` threads per block and enough blocks to cover n
 /// threads: grid.x = ceil(n / block). n = 0 gives an empty grid, whose launch does nothing.
-/// @throws std::invalid_argument when block is 0.
-/// @throws std::length_error when n needs more than 2^31 - 1 blocks (use a grid-stride loop).
+/// @throws unimem::argument_error when block is 0, or when n needs more than 2^31 - 1 blocks
+/// (use a grid-stride loop).
 inline launch_config grid_for(std::size_t n, unsigned block = 256) {
-  if (block == 0) throw std::invalid_argument("unimem::grid_for: the block size must be positive");
+  if (block == 0) throw argument_error("unimem::grid_for: the block size must be positive");
   const std::uint64_t blocks = std::uint64_t{n} / block + (std::uint64_t{n} % block != 0 ? 1 : 0);
   if (blocks > max_grid_x) {
-    throw std::length_error("unimem::grid_for: " + std::to_string(n) + " threads in blocks of " +
-                            std::to_string(block) + " need " + std::to_string(blocks) +
-                            " blocks, more than the 2^31 - 1 a grid can have; use a grid-stride "
-                            "loop with a fixed grid");
+    throw argument_error("unimem::grid_for: ")
+        .append(std::uint64_t{n})
+        .append(" threads in blocks of ")
+        .append(block)
+        .append(" need ")
+        .append(blocks)
+        .append(" blocks, more than the 2^31 - 1 a grid can have; use a grid-stride loop with a "
+                "fixed grid");
   }
   return launch_config(dims(static_cast<unsigned>(blocks)), dims(block));
 }

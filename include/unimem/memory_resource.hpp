@@ -1,9 +1,11 @@
 // unimem: std::pmr::memory_resource implementations for managed, device and pinned memory.
 #pragma once
 
-#include "detail/backend.hpp"
+#include "config.hpp"
+#include "detail/owned_array.hpp"
 #include "device.hpp"
 #include "error.hpp"
+#include "memory_kind.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -22,24 +24,25 @@ namespace detail {
 /// over-allocating and remembering the original pointer.
 constexpr std::size_t runtime_alignment = 256;
 
-/// The allocation logic of the three resources. Derived provides `name`, raw_allocate() and
-/// raw_deallocate(). Strong exception safety: an allocation that throws leaves nothing behind.
-template <class Derived>
+/// The allocation logic of the three resources over memory kind Kind. Strong exception safety:
+/// an allocation that throws leaves nothing behind.
+template <class Kind>
 class runtime_resource : public std::pmr::memory_resource {
  protected:
+  /// The name used in messages.
+  virtual const char* resource_name() const noexcept = 0;
+  /// Allocates through Kind (the device resource makes its device current first).
+  virtual void* raw_allocate(std::size_t bytes) {
+    return Kind::allocate(bytes, resource_name(), call_site::current());
+  }
+
   void* do_allocate(std::size_t bytes, std::size_t alignment) override {
     if (alignment == 0 || (alignment & (alignment - 1)) != 0) throw std::bad_alloc();
     if (bytes == 0) bytes = 1;  // a unique, non-null pointer for every allocation
     const bool over = alignment > runtime_alignment;
-    if (over && bytes > std::numeric_limits<std::size_t>::max() - alignment) throw std::bad_alloc();
-    void* raw = nullptr;
-    const backend::result r =
-        static_cast<Derived*>(this)->raw_allocate(&raw, over ? bytes + alignment : bytes);
-    if (r.code != backend::success) {
-      throw_error(r, __FILE__, __LINE__,
-                  std::string(Derived::name) + ": " + std::to_string(bytes) + " bytes aligned to " +
-                      std::to_string(alignment));
-    }
+    (void)checked_bytes(bytes, 1, resource_name());  // the rule of every unimem allocation
+    if (over) (void)checked_bytes(bytes + alignment, 1, resource_name());  // cannot wrap: bytes < 2^63
+    void* raw = raw_allocate(over ? bytes + alignment : bytes);
     if (!over) return raw;
     const auto address = reinterpret_cast<std::uintptr_t>(raw);
     void* aligned = reinterpret_cast<void*>((address + alignment - 1) & ~(alignment - 1));
@@ -47,7 +50,7 @@ class runtime_resource : public std::pmr::memory_resource {
       std::lock_guard<std::mutex> lock(mutex_);
       originals_.emplace(aligned, raw);
     } catch (...) {
-      static_cast<Derived*>(this)->raw_deallocate(raw);
+      Kind::deallocate(raw);
       throw;
     }
     return aligned;
@@ -61,7 +64,7 @@ class runtime_resource : public std::pmr::memory_resource {
       p = it->second;
       originals_.erase(it);
     }
-    static_cast<Derived*>(this)->raw_deallocate(p);
+    Kind::deallocate(p);
   }
 
  private:
@@ -73,30 +76,18 @@ class runtime_resource : public std::pmr::memory_resource {
 
 /// @brief Managed memory as a std::pmr::memory_resource (e.g. for std::pmr::vector).
 /// Any power-of-two alignment; allocation failure throws unimem::error.
-class managed_memory_resource final : public detail::runtime_resource<managed_memory_resource> {
- public:
-  static constexpr const char* name = "managed_memory_resource";
-  detail::backend::result raw_allocate(void** p, std::size_t bytes) noexcept {
-    return detail::backend::malloc_managed(p, bytes);
-  }
-  void raw_deallocate(void* p) noexcept { (void)detail::backend::free(p); }
-
+class managed_memory_resource final : public detail::runtime_resource<managed_memory> {
  private:
+  const char* resource_name() const noexcept override { return "managed_memory_resource"; }
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
     return dynamic_cast<const managed_memory_resource*>(&other) != nullptr;
   }
 };
 
 /// @brief Page-locked host memory as a std::pmr::memory_resource.
-class pinned_memory_resource final : public detail::runtime_resource<pinned_memory_resource> {
- public:
-  static constexpr const char* name = "pinned_memory_resource";
-  detail::backend::result raw_allocate(void** p, std::size_t bytes) noexcept {
-    return detail::backend::malloc_pinned(p, bytes);
-  }
-  void raw_deallocate(void* p) noexcept { (void)detail::backend::free_pinned(p); }
-
+class pinned_memory_resource final : public detail::runtime_resource<pinned_memory> {
  private:
+  const char* resource_name() const noexcept override { return "pinned_memory_resource"; }
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
     return dynamic_cast<const pinned_memory_resource*>(&other) != nullptr;
   }
@@ -104,22 +95,22 @@ class pinned_memory_resource final : public detail::runtime_resource<pinned_memo
 
 /// @brief Memory of one GPU as a std::pmr::memory_resource. The memory is not accessible from
 /// the CPU: use it for containers whose elements only kernels and copies touch.
-class device_memory_resource final : public detail::runtime_resource<device_memory_resource> {
+class device_memory_resource final : public detail::runtime_resource<device_memory> {
  public:
-  static constexpr const char* name = "device_memory_resource";
   /// @brief Allocates on the current device.
-  device_memory_resource() : device_(device::current().id()) {}
-  /// @brief Allocates on device d. @throws unimem::error for an invalid device
+  explicit device_memory_resource(call_site where = call_site::current())
+      : device_(device::current(where).id()) {}
+  /// @brief Allocates on device d.
   explicit device_memory_resource(const device& d) : device_(d.id()) {}
+  /// @brief The device it allocates on.
   [[nodiscard]] int device_id() const noexcept { return device_; }
 
-  detail::backend::result raw_allocate(void** p, std::size_t bytes) {
-    device_guard g(device_);
-    return detail::backend::malloc_device(p, bytes);
-  }
-  void raw_deallocate(void* p) noexcept { (void)detail::backend::free(p); }
-
  private:
+  const char* resource_name() const noexcept override { return "device_memory_resource"; }
+  void* raw_allocate(std::size_t bytes) override {
+    device_guard g(device_);
+    return device_memory::allocate(bytes, resource_name(), call_site::current());
+  }
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
     const auto* o = dynamic_cast<const device_memory_resource*>(&other);
     return o != nullptr && o->device_ == device_;

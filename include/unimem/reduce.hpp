@@ -2,7 +2,8 @@
 // not a multiple of the warp size (and for any warp size).
 #pragma once
 
-#include "detail/backend.hpp"
+#include "config.hpp"
+#include "detail/backend/backend.hpp"
 #include "warp.hpp"
 
 UNIMEM_BEGIN_NAMESPACE

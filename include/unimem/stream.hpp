@@ -1,15 +1,62 @@
-// unimem: stream, an owning runtime stream.
+// unimem: stream, an owning runtime stream of one device, and the runtime calls of stream_ref.
 #pragma once
 
-#include "detail/backend.hpp"
+#include "config.hpp"
+#include "detail/backend/backend.hpp"
 #include "device.hpp"
 #include "error.hpp"
 #include "stream_ref.hpp"
 
+#include <optional>
 #include <type_traits>
 #include <utility>
 
 UNIMEM_BEGIN_NAMESPACE
+
+namespace detail {
+/// The runtime calls behind stream_ref::synchronize(), ready() and wait().
+template <>
+struct stream_calls<stream_calls_tag> {
+  static void synchronize(backend::stream_handle s, call_site where) {
+    check(backend::stream_synchronize(s), where);
+  }
+  static bool ready(backend::stream_handle s, call_site where) {
+    return query_ready(backend::stream_query(s), where);
+  }
+  static void wait(backend::stream_handle s, backend::event_handle e, call_site where) {
+    check(backend::stream_wait_event(s, e), where);
+  }
+};
+
+/// The device a stream belongs to: where the stream_ref knows it, else as the runtime says;
+/// nullopt for the default stream (it follows the current device) or when the runtime cannot
+/// tell.
+inline std::optional<int> stream_device(stream_ref s, call_site where) {
+  if (s.is_default()) return std::nullopt;
+  if (const std::optional<int> known = s.device_id()) return known;
+  int id = -1;
+  const backend::result r = backend::stream_device(s.get(), &id);
+  if (r.code == backend::success) return id;
+  if (r.code == backend::error_not_supported) return std::nullopt;
+  throw_error(r, where, "reading the device of a stream");
+}
+
+/// The device work must run on when `asked` (a device the caller named, if any) and stream s
+/// are given: the named device, else the stream's; nullopt when neither says.
+/// @throws unimem::error when the caller named another device than the stream's.
+inline std::optional<int> device_for(std::optional<int> asked, stream_ref s, const char* what,
+                                     const char* how, call_site where) {
+  const std::optional<int> from_stream = stream_device(s, where);
+  if (!asked) return from_stream;
+  if (from_stream && *from_stream != *asked) {
+    fail(backend::error_invalid_value, what, where,
+         "the stream belongs to device " + std::to_string(*from_stream) + " but " + how +
+             " asks for device " + std::to_string(*asked) +
+             "; use a stream of that device, or do not name a device to use the stream's");
+  }
+  return asked;
+}
+}  // namespace detail
 
 /// @brief An owned stream of the device that was current when it was made.
 ///
@@ -34,14 +81,16 @@ class stream {
 
   /// @brief A new stream on the current device.
   /// @throws unimem::error when the runtime cannot create it (no GPU, for one).
-  explicit stream(flags f = flags::blocking) {
-    UNIMEM_DETAIL_CHECK(detail::backend::get_device(&device_));
-    UNIMEM_DETAIL_CHECK(detail::backend::stream_create(&handle_, f == flags::non_blocking));
+  explicit stream(flags f = flags::blocking, call_site where = call_site::current())
+      : device_(detail::current_device_id(where)) {
+    detail::check(detail::backend::stream_create(&handle_, f == flags::non_blocking), where);
   }
   /// @brief A new stream on device d (the current device is left as it was).
-  explicit stream(const device& d, flags f = flags::blocking) : device_(d.id()) {
-    device_guard g(d);
-    UNIMEM_DETAIL_CHECK(detail::backend::stream_create(&handle_, f == flags::non_blocking));
+  explicit stream(const device& d, flags f = flags::blocking,
+                  call_site where = call_site::current())
+      : device_(d.id()) {
+    device_guard g(d, where);
+    detail::check(detail::backend::stream_create(&handle_, f == flags::non_blocking), where);
   }
 
   stream(const stream&) = delete;
@@ -56,6 +105,7 @@ class stream {
     if (handle_ != nullptr) (void)detail::backend::stream_destroy(handle_);
   }
 
+  /// @brief Exchanges the two streams.
   void swap(stream& other) noexcept {
     std::swap(handle_, other.handle_);
     std::swap(device_, other.device_);
@@ -86,6 +136,7 @@ class stream {
     return {};
   }
 
+  /// @brief The native handle.
   [[nodiscard]] stream_ref::native_handle_type get() const noexcept { return handle_; }
   /// @brief The device the stream was created on (-1 for a moved-from stream).
   [[nodiscard]] int device_id() const noexcept { return device_; }
@@ -93,9 +144,16 @@ class stream {
   [[nodiscard]] explicit operator bool() const noexcept { return handle_ != nullptr; }
 
   /// @brief Waits for all work queued on the stream.
-  void synchronize() const { ref().synchronize(); }
+  void synchronize(call_site where = call_site::current()) const { ref().synchronize(where); }
   /// @brief True when all queued work has finished; never blocks.
-  [[nodiscard]] bool ready() const { return ref().ready(); }
+  [[nodiscard]] bool ready(call_site where = call_site::current()) const {
+    return ref().ready(where);
+  }
+  /// @brief Makes this stream wait (on the device) for event `e`: see stream_ref::wait.
+  template <class Event>
+  void wait(const Event& e, call_site where = call_site::current()) const {
+    ref().wait(e, where);
+  }
 
   /// @brief Gives up ownership: the caller destroys the returned handle.
   [[nodiscard]] stream_ref::native_handle_type release() noexcept {

@@ -1,12 +1,28 @@
-// unimem: stream_ref, a non-owning handle to a runtime stream.
+// unimem: stream_ref, a non-owning handle to a runtime stream. Runtime-free: the handle type is
+// forward-declared (detail/backend/handles.hpp), and the calls that need the runtime are
+// defined by stream.hpp.
 #pragma once
 
-#include "detail/backend.hpp"
-#include "error.hpp"
+#include "config.hpp"
+#include "detail/backend/handles.hpp"
 
 #include <optional>
+#include <type_traits>
 
 UNIMEM_BEGIN_NAMESPACE
+
+namespace detail {
+/// The tag under which stream.hpp defines the runtime calls of stream_ref.
+struct stream_calls_tag {};
+/// The runtime calls of stream_ref (synchronize, ready, wait). Defined for stream_calls_tag by
+/// <unimem/stream.hpp>; this primary template only explains what is missing.
+template <class Tag>
+struct stream_calls {
+  static_assert(sizeof(Tag) == 0,
+                "unimem::stream_ref: synchronize(), ready() and wait() call the GPU runtime: "
+                "include <unimem/stream.hpp> (or <unimem/unimem.hpp>)");
+};
+}  // namespace detail
 
 /// @brief A non-owning reference to a stream; the default-constructed one is the default
 /// stream. Trivially copyable; converts from the runtime's native handle.
@@ -15,6 +31,7 @@ UNIMEM_BEGIN_NAMESPACE
 /// from a native handle does not, and calls that need the device ask the runtime.
 class stream_ref {
  public:
+  /// @brief hipStream_t / cudaStream_t.
   using native_handle_type = detail::backend::stream_handle;
 
   /// @brief The default stream.
@@ -25,7 +42,9 @@ class stream_ref {
   constexpr stream_ref(native_handle_type handle, int device_id) noexcept
       : handle_(handle), device_(device_id) {}
 
+  /// @brief The native handle.
   [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
+  /// @brief True for the default stream.
   [[nodiscard]] constexpr bool is_default() const noexcept { return handle_ == nullptr; }
   /// @brief The device the stream belongs to, when this reference knows it (a unimem::stream,
   /// or a handle wrapped with its device); nullopt otherwise. The default stream has none: it
@@ -37,18 +56,36 @@ class stream_ref {
 
   /// @brief Waits until all work queued on the stream has finished.
   /// @throws unimem::error, which carries any asynchronous error of that work.
-  void synchronize() const { UNIMEM_DETAIL_CHECK(detail::backend::stream_synchronize(handle_)); }
+  template <class Tag = detail::stream_calls_tag>
+  void synchronize(call_site where = call_site::current()) const {
+    detail::stream_calls<Tag>::synchronize(handle_, where);
+  }
 
   /// @brief True when all work queued on the stream has finished; never blocks.
   /// @throws unimem::error when the query reports an error other than "not ready".
-  [[nodiscard]] bool ready() const {
-    return detail::query_ready(detail::backend::stream_query(handle_));
+  template <class Tag = detail::stream_calls_tag>
+  [[nodiscard]] bool ready(call_site where = call_site::current()) const {
+    return detail::stream_calls<Tag>::ready(handle_, where);
   }
 
-  /// Two references are equal when they name the same stream.
+  /// @brief Makes this stream wait, on the device and without blocking the host, until the
+  /// recorded work of event `e` has finished (work queued on this stream later starts after it).
+  /// @code
+  ///   done.record(producer);
+  ///   consumer.wait(done);
+  /// @endcode
+  template <class Event, class Tag = detail::stream_calls_tag,
+            class = std::enable_if_t<std::is_convertible<decltype(std::declval<const Event&>().get()),
+                                                         detail::backend::event_handle>::value>>
+  void wait(const Event& e, call_site where = call_site::current()) const {
+    detail::stream_calls<Tag>::wait(handle_, e.get(), where);
+  }
+
+  /// @brief Two references are equal when they name the same stream.
   friend constexpr bool operator==(stream_ref a, stream_ref b) noexcept {
     return a.handle_ == b.handle_;
   }
+  /// @brief Two references to different streams.
   friend constexpr bool operator!=(stream_ref a, stream_ref b) noexcept {
     return a.handle_ != b.handle_;
   }

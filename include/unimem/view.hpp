@@ -1,11 +1,11 @@
-// unimem: view<T>, the non-owning (pointer, size) pair that kernels receive.
+// unimem: view<T>, the non-owning (pointer, size) pair that kernels receive. Runtime-free: it
+// compiles without any GPU runtime header.
 #pragma once
 
-#include "detail/backend.hpp"
+#include "argument_error.hpp"
+#include "config.hpp"
 
 #include <cstddef>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 
 UNIMEM_BEGIN_NAMESPACE
@@ -31,34 +31,48 @@ class view {
   using reference = T&;
   using iterator = T*;
 
+  /// @brief An empty view.
   view() = default;
+  /// @brief The `size` elements starting at `data`.
   UNIMEM_HOST_DEVICE constexpr view(T* data, size_type size) noexcept : data_(data), size_(size) {}
-  /// view<T> converts to view<const T>, never the other way.
+  /// @brief view<T> converts to view<const T>, never the other way.
   template <class U, std::enable_if_t<std::is_convertible<U (*)[], T (*)[]>::value, int> = 0>
   UNIMEM_HOST_DEVICE constexpr view(const view<U>& other) noexcept
       : data_(other.data()), size_(other.size()) {}
 
+  /// @brief The first element.
   UNIMEM_HOST_DEVICE constexpr T* data() const noexcept { return data_; }
+  /// @brief The number of elements.
   UNIMEM_HOST_DEVICE constexpr size_type size() const noexcept { return size_; }
+  /// @brief size() * sizeof(T).
   UNIMEM_HOST_DEVICE constexpr size_type size_bytes() const noexcept { return size_ * sizeof(T); }
+  /// @brief True when the view has no elements.
   UNIMEM_HOST_DEVICE constexpr bool empty() const noexcept { return size_ == 0; }
-  /// Unchecked element access.
+  /// @brief Unchecked element access.
   UNIMEM_HOST_DEVICE constexpr T& operator[](size_type i) const noexcept { return data_[i]; }
+  /// @brief Iterator to the first element.
   UNIMEM_HOST_DEVICE constexpr T* begin() const noexcept { return data_; }
+  /// @brief Iterator past the last element.
   UNIMEM_HOST_DEVICE constexpr T* end() const noexcept { return data_ + size_; }
 
   /// @brief Elements [offset, offset + count) (host only).
-  /// @throws std::out_of_range when the range does not lie inside the view.
+  /// @throws unimem::argument_error when the range does not lie inside the view.
   view subview(size_type offset, size_type count) const {
     if (offset > size_ || count > size_ - offset) {
-      throw std::out_of_range("unimem::view::subview: [" + std::to_string(offset) + ", " +
-                              std::to_string(offset) + " + " + std::to_string(count) +
-                              ") is outside a view of " + std::to_string(size_) + " elements");
+      throw argument_error("unimem::view::subview: [")
+          .append(offset)
+          .append(", ")
+          .append(offset)
+          .append(" + ")
+          .append(count)
+          .append(") is outside a view of ")
+          .append(size_)
+          .append(" elements");
     }
     return view(data_ + offset, count);
   }
   /// @brief Elements [offset, size()) (host only).
-  /// @throws std::out_of_range when offset > size().
+  /// @throws unimem::argument_error when offset > size().
   view subview(size_type offset) const {
     if (offset > size_) return subview(offset, 0);
     return subview(offset, size_ - offset);

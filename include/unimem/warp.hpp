@@ -22,7 +22,8 @@
 //   UNIMEM_WARP_SIZE    defined exactly where warp::static_size is the target's size, for #if.
 #pragma once
 
-#include "detail/backend.hpp"
+#include "config.hpp"
+#include "detail/backend/backend.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -3,6 +3,7 @@
 #include <unimem/unimem.hpp>
 
 #include <string>
+#include <vector>
 
 __global__ void takes_floats(float* out, const float* in, std::size_t n) {
   if (n > 0) out[0] = in[0];
@@ -36,6 +37,12 @@ int main() {
   unimem::launch(takes_bool, cfg, f);
 #elif UNIMEM_CASE == 7  // a tagged buffer for a bool parameter
   unimem::launch(takes_bool, cfg, unimem::in(f));
+#elif UNIMEM_CASE == 8  // a std::vector: host memory the GPU cannot reach
+  std::vector<float> host(4);
+  unimem::launch(takes_floats, cfg, host, f, 4);
+#elif UNIMEM_CASE == 9  // an access tag on device memory, which never moves
+  unimem::device_buffer<float> d(4);
+  unimem::launch(takes_floats, cfg, f, unimem::in(d), 4);
 #endif
   (void)i;
   return 0;

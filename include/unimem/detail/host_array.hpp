@@ -2,8 +2,8 @@
 // pinned_buffer). Not a public header.
 #pragma once
 
+#include "../config.hpp"
 #include "../view.hpp"
-#include "backend.hpp"
 #include "owned_array.hpp"
 
 #include <cstddef>
@@ -22,12 +22,14 @@ namespace detail {
 template <class It>
 using iterator_category_t = typename std::iterator_traits<It>::iterator_category;
 
-/// An owned array of T in Memory that the CPU can read and write directly. Move-only.
-template <class T, class Memory>
+/// An owned array of T in memory kind Kind that the CPU can read and write directly.
+/// Move-only. A kernel argument and access-tag target through unimem_view.
+template <class T, class Kind>
 class host_array {
-  using storage = owned_array<T, Memory>;
+  using storage = owned_array<T, Kind>;
 
  public:
+  using memory_kind = Kind;
   using value_type = T;
   using size_type = std::size_t;
   using difference_type = std::ptrdiff_t;
@@ -39,26 +41,29 @@ class host_array {
   using const_iterator = const T*;
 
   host_array() noexcept = default;
-  explicit host_array(size_type n) : storage_(n) {
+  host_array(size_type n, call_site where) : storage_(n, Kind::buffer_name, where) {
     static_assert(std::is_default_constructible<T>::value,
                   "buffer(n) value-initialises: T needs a default constructor; use "
                   "buffer(n, unimem::uninitialized) or buffer(n, value)");
     std::uninitialized_value_construct(begin(), end());
   }
-  host_array(size_type n, uninitialized_t) : storage_(n) {}
-  host_array(size_type n, const T& value) : storage_(n) {
+  host_array(size_type n, uninitialized_t, call_site where) : storage_(n, Kind::buffer_name, where) {}
+  host_array(storage&& s) noexcept : storage_(std::move(s)) {}
+  host_array(size_type n, const T& value, call_site where) : storage_(n, Kind::buffer_name, where) {
     std::uninitialized_fill(begin(), end(), value);
   }
-  host_array(std::initializer_list<T> values) : storage_(values.size()) {
+  host_array(std::initializer_list<T> values, call_site where)
+      : storage_(values.size(), Kind::buffer_name, where) {
     std::uninitialized_copy(values.begin(), values.end(), data());
   }
   template <class InputIt, class = iterator_category_t<InputIt>>
-  host_array(InputIt first, InputIt last) : host_array(first, last, iterator_category_t<InputIt>{}) {}
+  host_array(InputIt first, InputIt last, call_site where)
+      : host_array(first, last, where, iterator_category_t<InputIt>{}) {}
 
   [[nodiscard]] size_type size() const noexcept { return storage_.size(); }
   [[nodiscard]] size_type bytes() const noexcept { return size() * sizeof(T); }
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
-  [[nodiscard]] static constexpr size_type max_size() noexcept { return storage::max_size(); }
+  [[nodiscard]] static constexpr size_type max_size() noexcept { return max_elements<T>(); }
 
   [[nodiscard]] T* data() noexcept { return storage_.data(); }
   [[nodiscard]] const T* data() const noexcept { return storage_.data(); }
@@ -88,24 +93,25 @@ class host_array {
 
   void swap(host_array& other) noexcept { storage_.swap(other.storage_); }
 
- protected:
-  explicit host_array(storage&& s) noexcept : storage_(std::move(s)) {}
+  /// The kernel-argument hook (kernel_argument.hpp).
+  friend unimem::view<T> unimem_view(host_array& a) noexcept { return a.view(); }
+  friend unimem::view<const T> unimem_view(const host_array& a) noexcept { return a.view(); }
 
  private:
   template <class It>
-  host_array(It first, It last, std::forward_iterator_tag)
-      : storage_(static_cast<size_type>(std::distance(first, last))) {
+  host_array(It first, It last, call_site where, std::forward_iterator_tag)
+      : storage_(static_cast<size_type>(std::distance(first, last)), Kind::buffer_name, where) {
     std::uninitialized_copy(first, last, data());
   }
   template <class It>
-  host_array(It first, It last, std::input_iterator_tag)
-      : host_array(std::vector<T>(first, last), std::input_iterator_tag{}) {}
-  host_array(std::vector<T>&& values, std::input_iterator_tag)
-      : host_array(values.begin(), values.end(), std::forward_iterator_tag{}) {}
+  host_array(It first, It last, call_site where, std::input_iterator_tag)
+      : host_array(std::vector<T>(first, last), where) {}
+  host_array(std::vector<T>&& values, call_site where)
+      : host_array(values.begin(), values.end(), where, std::forward_iterator_tag{}) {}
 
   size_type checked(size_type i) const {
     if (i >= size()) {
-      throw std::out_of_range(std::string("unimem::") + Memory::name + "::at(" +
+      throw std::out_of_range(std::string("unimem::") + Kind::buffer_name + "::at(" +
                               std::to_string(i) + "): size is " + std::to_string(size()));
     }
     return i;

@@ -1,8 +1,11 @@
-// unimem: how launch() turns its arguments into kernel parameters (not a public header).
+// unimem: how launch() turns its arguments into kernel parameters (not a public header). Pure
+// traits over the runtime-free vocabulary: views, access tags and the unimem_view hook.
 #pragma once
 
+#include "../access.hpp"
+#include "../config.hpp"
+#include "../kernel_argument.hpp"
 #include "../view.hpp"
-#include "backend.hpp"
 
 #include <cstddef>
 #include <type_traits>
@@ -11,38 +14,22 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 
-/// Specialised with owner = true by each owning buffer type (managed_buffer, ...):
-/// launch() passes owners as their view, never by value.
 template <class T>
-struct kernel_arg_traits {
-  static constexpr bool owner = false;
-  static constexpr bool tagged = false;
+struct tag_mode;
+template <class T, access_mode M>
+struct tag_mode<access_tag<T, M>> {
+  static constexpr access_mode value = M;
 };
 
-/// Base of kernel_arg_traits for owning containers: they reach kernels as their view.
-struct owner_arg_traits {
-  static constexpr bool owner = true;
-  static constexpr bool tagged = false;
-  template <class C>
-  static auto view(C& c) noexcept {
-    return unimem::view<std::remove_reference_t<decltype(*c.data())>>(c.data(), c.size());
-  }
-};
-
-template <class T>
-struct is_view : std::false_type {};
-template <class T>
-struct is_view<view<T>> : std::true_type {};
-
-/// An owning buffer becomes its view (view<const T> through a const reference), an access
-/// tag its range; anything else passes through unchanged.
+/// A container reaches kernels as its view (view<const T> through a const reference), an
+/// access tag as its range; anything else passes through unchanged.
 template <class Arg>
 constexpr decltype(auto) kernel_value(Arg&& a) noexcept {
-  using traits = kernel_arg_traits<std::decay_t<Arg>>;
-  if constexpr (traits::owner) {
-    return traits::view(a);
-  } else if constexpr (traits::tagged) {
-    return traits::get(a);
+  using D = std::decay_t<Arg>;
+  if constexpr (is_access_tag<D>::value) {
+    return a.range;
+  } else if constexpr (!is_view<D>::value && viewable_v<std::remove_reference_t<Arg>>) {
+    return to_view(a);
   } else {
     return std::forward<Arg>(a);
   }
@@ -62,13 +49,30 @@ constexpr Param to_parameter(V&& v) noexcept {
   }
 }
 
+/// A contiguous host container of elements that did not opt in (std::vector, std::array, ...;
+/// not a string, whose problem is that it is not trivially copyable).
+template <class T, class = void>
+struct is_host_container : std::false_type {};
+template <class T, class = void>
+struct is_string : std::false_type {};
+template <class T>
+struct is_string<T, std::void_t<typename T::traits_type>> : std::true_type {};
+template <class T>
+struct is_host_container<T, std::void_t<decltype(std::declval<T&>().data()),
+                                        decltype(std::declval<T&>().size()),
+                                        typename T::value_type>>
+    : std::bool_constant<!is_view<T>::value && !viewable_v<T> && !is_string<T>::value> {};
+
 /// What launch() makes of one argument for one kernel parameter (pure traits, no errors).
 template <class Arg, class Param>
 struct argument_traits {
   using decayed = std::decay_t<Arg>;
   using value = std::decay_t<kernel_value_t<Arg>>;
-  static constexpr bool owner = kernel_arg_traits<decayed>::owner;
-  static constexpr bool temporary_owner = owner && !std::is_lvalue_reference<Arg>::value;
+  static constexpr bool container = !is_view<decayed>::value && !is_access_tag<decayed>::value &&
+                                    viewable_v<std::remove_reference_t<Arg>>;
+  static constexpr bool temporary_owner = container && !std::is_lvalue_reference<Arg>::value &&
+                                          !std::is_trivially_copyable<decayed>::value;
+  static constexpr bool host_container = is_host_container<decayed>::value;
   static constexpr bool bad_parameter =
       std::is_reference<Param>::value || !std::is_trivially_copyable<Param>::value;
   static constexpr bool copyable = std::is_trivially_copyable<value>::value;
@@ -98,10 +102,15 @@ constexpr void argument_check() {
   static_assert(t::temporary_owner || !t::bad_parameter,
                 "unimem::launch: kernel parameters must be trivially copyable values, not "
                 "references (see argument_check<I, argument, parameter>).");
-  static_assert(t::temporary_owner || t::bad_parameter || t::copyable,
+  static_assert(t::temporary_owner || t::bad_parameter || !t::host_container,
+                "unimem::launch: argument I is a host container (a std::vector?): its memory is "
+                "not accessible to the GPU. Use unimem::managed_vector<T> or a managed_buffer<T>, "
+                "or pass a unimem::view of managed memory (see argument_check<I, ...>).");
+  static_assert(t::temporary_owner || t::bad_parameter || t::host_container || t::copyable,
                 "unimem::launch: kernel arguments must be trivially copyable "
                 "(see argument_check<I, argument, parameter>).");
-  static_assert(t::temporary_owner || t::bad_parameter || !t::copyable || t::converts,
+  static_assert(t::temporary_owner || t::bad_parameter || t::host_container || !t::copyable ||
+                    t::converts,
                 "unimem::launch: argument I does not convert to the kernel's parameter type "
                 "(see argument_check<I, argument, parameter>). A buffer converts to T* or "
                 "view<T>, a const buffer only to const T* or view<const T>.");

@@ -1,12 +1,11 @@
-// unimem: the ownership core shared by the buffer types (not a public header).
+// unimem: the ownership core of the buffers (not a public header): an array of T in a memory
+// kind (memory_kind.hpp), and the one rule for allocation sizes.
 #pragma once
 
-#include "../error.hpp"
-#include "backend.hpp"
+#include "../config.hpp"
 
 #include <cstddef>
 #include <limits>
-#include <new>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -14,22 +13,44 @@
 
 UNIMEM_BEGIN_NAMESPACE
 
-/// @brief Tag: construct a buffer whose elements are left uninitialised.
+/// @brief Tag: construct a buffer whose elements are left uninitialised (as the runtimes'
+/// allocation calls leave them).
 struct uninitialized_t {
   explicit uninitialized_t() = default;
 };
 /// @brief Tag value for constructing a buffer without initialising its elements.
 inline constexpr uninitialized_t uninitialized{};
 
+/// @brief The most elements of T any unimem allocation holds: byte sizes and iterator
+/// distances must fit in std::ptrdiff_t.
+template <class T>
+constexpr std::size_t max_elements() noexcept {
+  return static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / sizeof(T);
+}
+
 namespace detail {
 
-/// Owns `size` elements of T in the memory kind described by Memory, which provides
-///   static constexpr const char* name;                         // for messages
-///   static backend::result allocate(void** p, std::size_t bytes) noexcept;
-///   static void deallocate(void* p) noexcept;
-/// Move-only; a moved-from array is empty. Elements are never constructed or destroyed here
-/// (T is trivially copyable).
-template <class T, class Memory>
+[[noreturn]] inline void throw_length_error(std::size_t n, std::size_t element_size,
+                                           const char* what) {
+  const std::size_t max = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+  throw std::length_error(std::string("unimem::") + what + ": " + std::to_string(n) +
+                          " elements of " + std::to_string(element_size) + " bytes exceed " +
+                          std::to_string(max) + " bytes (max_size() = " +
+                          std::to_string(max / element_size) + ")");
+}
+
+/// The one overflow rule of every unimem allocation (buffers, managed_allocator, pmr
+/// resources): n elements of `element_size` bytes must fit in std::ptrdiff_t, else
+/// std::length_error naming `what`, before any runtime call.
+inline std::size_t checked_bytes(std::size_t n, std::size_t element_size, const char* what) {
+  const std::size_t max = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+  if (element_size != 0 && n > max / element_size) throw_length_error(n, element_size, what);
+  return n * element_size;
+}
+
+/// Owns `size` elements of T in memory kind Kind. Move-only; a moved-from array is empty.
+/// Elements are never constructed or destroyed here (T is trivially copyable).
+template <class T, class Kind>
 class owned_array {
   static_assert(std::is_trivially_copyable<T>::value,
                 "unimem buffers hold trivially copyable types only: the runtime copies and "
@@ -40,32 +61,19 @@ class owned_array {
                 "unimem buffers guarantee 256-byte alignment; this type needs more");
 
  public:
-  /// The largest element count whose byte size and iterator distance can be represented.
-  static constexpr std::size_t max_size() noexcept {
-    return static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / sizeof(T);
-  }
-
   owned_array() noexcept = default;
 
-  /// @throws std::length_error when n * sizeof(T) overflows (before any runtime call).
+  /// @throws std::length_error when n elements do not fit (before any runtime call).
   /// @throws unimem::error when the runtime cannot allocate.
-  explicit owned_array(std::size_t n) : size_(n) {
-    if (n > max_size()) {
-      throw std::length_error(std::string("unimem::") + Memory::name + ": " + std::to_string(n) +
-                              " elements of " + std::to_string(sizeof(T)) +
-                              " bytes exceed max_size() = " + std::to_string(max_size()));
-    }
+  template <class Allocate>
+  owned_array(std::size_t n, const char* what, call_site where, Allocate&& allocate) {
+    const std::size_t bytes = checked_bytes(n, sizeof(T), what);
     if (n == 0) return;
-    void* p = nullptr;
-    const backend::result r = Memory::allocate(&p, n * sizeof(T));
-    if (r.code != backend::success || p == nullptr) {
-      throw_error(r.code != backend::success ? r : backend::result{backend::error_invalid_value, r.call},
-                  __FILE__, __LINE__,
-                  std::string(Memory::name) + " of " + std::to_string(n) + " elements, " +
-                      std::to_string(n * sizeof(T)) + " bytes");
-    }
-    data_ = static_cast<T*>(p);
+    data_ = static_cast<T*>(allocate(bytes, what, where));
+    size_ = n;
   }
+  owned_array(std::size_t n, const char* what, call_site where)
+      : owned_array(n, what, where, &Kind::allocate) {}
 
   owned_array(const owned_array&) = delete;
   owned_array& operator=(const owned_array&) = delete;
@@ -76,7 +84,7 @@ class owned_array {
     return *this;
   }
   ~owned_array() {
-    if (data_ != nullptr) Memory::deallocate(data_);
+    if (data_ != nullptr) Kind::deallocate(data_);
   }
 
   void swap(owned_array& other) noexcept {

@@ -1,4 +1,6 @@
-// unimem: the one place where the GPU backend is chosen.
+// unimem: configuration, the bottom layer. Which backend this translation unit uses, the ABI
+// namespace that keeps backends apart, and the host/device qualifiers. It includes nothing: no
+// GPU runtime header, no standard header; every other unimem header builds on it.
 //
 // HIP   when UNIMEM_BACKEND_HIP is defined, or when a HIP compiler or HIP header has announced
 //       itself (__HIP__ from hipcc/clang on AMD, __HIP_PLATFORM_AMD__ / __HIP_PLATFORM_NVIDIA__).
@@ -8,9 +10,19 @@
 // header, so such a translation unit selects HIP only if it includes <hip/hip_runtime.h> first
 // or gets -DUNIMEM_BACKEND_HIP (the CMake target unimem::unimem passes it). Otherwise it uses
 // the CUDA backend, which behaves the same on an NVIDIA GPU.
-//
-// hip*/cuda* runtime names appear only in this file and in backend_hip.hpp / backend_cuda.hpp.
 #pragma once
+
+#if defined(_MSVC_LANG)
+#define UNIMEM_DETAIL_CPLUSPLUS _MSVC_LANG
+#else
+#define UNIMEM_DETAIL_CPLUSPLUS __cplusplus
+#endif
+#if UNIMEM_DETAIL_CPLUSPLUS < 201703L
+#error "unimem needs C++17 or later: compile with -std=c++17 (hipcc 5.x and older nvcc default \
+to an earlier standard; the CMake target unimem::unimem asks for C++17 itself)."
+// Stop here (a missing header is fatal) instead of burying the line above under template errors.
+#include <unimem_needs_cxx17_see_the_error_above>
+#endif
 
 #if defined(UNIMEM_BACKEND_HIP) && defined(UNIMEM_BACKEND_CUDA)
 #error "unimem: both UNIMEM_BACKEND_HIP and UNIMEM_BACKEND_CUDA are defined; define one of them."
@@ -30,6 +42,22 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 #endif
 #endif
 
+// The platform under HIP: AMD where a HIP compiler for AMD (clang with __HIP__) or the AMD
+// platform macro says so, NVIDIA otherwise (hipcc over nvcc, or __HIP_PLATFORM_NVIDIA__).
+#if defined(UNIMEM_BACKEND_HIP)
+#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__) || \
+    (defined(__HIP__) && !defined(__HIP_PLATFORM_NVIDIA__) && !defined(__HIP_PLATFORM_NVCC__))
+#define UNIMEM_DETAIL_HIP_AMD 1
+#define UNIMEM_DETAIL_ABI_NAMESPACE v0_hip_amd
+#else
+#define UNIMEM_DETAIL_HIP_NVIDIA 1
+#define UNIMEM_DETAIL_ABI_NAMESPACE v0_hip_nvidia
+#endif
+#else
+#define UNIMEM_DETAIL_CUDA 1
+#define UNIMEM_DETAIL_ABI_NAMESPACE v0_cuda
+#endif
+
 // Every unimem entity lives in an inline namespace named after the backend, so that two
 // translation units that selected different backends fail to link instead of silently
 // violating the one-definition rule.
@@ -40,12 +68,6 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
   }                          \
   }
 
-#if defined(UNIMEM_BACKEND_HIP)
-#include "backend_hip.hpp"
-#else
-#include "backend_cuda.hpp"
-#endif
-
 // Functions callable from host and device code (views, intrinsics).
 #if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
 #define UNIMEM_HOST_DEVICE __host__ __device__
@@ -53,3 +75,21 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 #else
 #define UNIMEM_HOST_DEVICE
 #endif
+
+UNIMEM_BEGIN_NAMESPACE
+
+/// @brief Where a public unimem call was made: errors name the user's call site, not unimem's
+/// own file. Public functions that can throw take one as a defaulted last parameter, filled by
+/// the compiler at the caller (`__builtin_FILE()` / `__builtin_LINE()`, which GCC, Clang, nvcc
+/// and hipcc provide in C++17); callers never pass it.
+struct call_site {
+  const char* file;
+  int line;
+  /// @brief The caller's file and line when used as a default argument.
+  static constexpr call_site current(const char* file = __builtin_FILE(),
+                                     int line = __builtin_LINE()) noexcept {
+    return {file, line};
+  }
+};
+
+UNIMEM_END_NAMESPACE

@@ -1,6 +1,8 @@
-// unimem: backend-neutral pieces shared by backend_hip.hpp and backend_cuda.hpp.
-// Included from those files inside the ABI namespace; not a public header.
+// unimem: backend-neutral vocabulary shared by hip.hpp and cuda.hpp (results, attributes,
+// locations, the native-call macro). Not a public header.
 #pragma once
+
+#include "handles.hpp"
 
 #include <cstddef>
 #include <string>
@@ -35,6 +37,7 @@ enum class device_attribute {
   managed_memory,
   concurrent_managed_access,
   pageable_memory_access,
+  compute_mode,  // 0 default, 1 exclusive (thread), 2 prohibited, 3 exclusive process
 };
 
 /// What one properties query returns.

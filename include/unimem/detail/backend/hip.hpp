@@ -19,19 +19,12 @@ plain C++ files)."
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
-#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
-#define UNIMEM_DETAIL_HIP_AMD 1
-#define UNIMEM_DETAIL_ABI_NAMESPACE v0_hip_amd
-#else
-#define UNIMEM_DETAIL_HIP_NVIDIA 1
-#define UNIMEM_DETAIL_ABI_NAMESPACE v0_hip_nvidia
-#endif
-
-#include "backend_common.hpp"
+#include "common.hpp"
 
 #if defined(UNIMEM_DETAIL_HIP_NVIDIA)
-#include "backend_cuda_driver.hpp"
+#include "cuda_driver.hpp"
 #endif
 
 UNIMEM_BEGIN_NAMESPACE
@@ -39,8 +32,10 @@ namespace detail {
 namespace backend {
 
 using status = hipError_t;
-using stream_handle = hipStream_t;
 using result = basic_result<status>;
+static_assert(std::is_same<stream_handle, hipStream_t>::value &&
+                  std::is_same<event_handle, hipEvent_t>::value,
+              "unimem: handles.hpp no longer matches HIP's handle types");
 
 constexpr status success = hipSuccess;
 constexpr status error_invalid_device = hipErrorInvalidDevice;
@@ -51,8 +46,11 @@ constexpr status error_not_ready = hipErrorNotReady;
 
 #if defined(UNIMEM_DETAIL_HIP_AMD)
 inline const char* name() noexcept { return "HIP (AMD)"; }
+inline const char* runtime_label() noexcept { return ""; }
 #else
 inline const char* name() noexcept { return "HIP (NVIDIA)"; }
+/// HIP on NVIDIA runs over the CUDA runtime: its version is the one report() shows.
+inline const char* runtime_label() noexcept { return "CUDA "; }
 #endif
 
 inline const char* error_name(status s) noexcept { return hipGetErrorName(s); }
@@ -61,6 +59,11 @@ inline const char* error_string(status s) noexcept { return hipGetErrorString(s)
 inline status take_last_error() noexcept { return hipGetLastError(); }
 /// Reads the runtime's last error without resetting it.
 inline status peek_last_error() noexcept { return hipPeekAtLastError(); }
+/// Clears the last error when it is `s`, the status a call of ours just returned: never an
+/// error the caller's own calls left pending.
+inline void forget_if_last(status s) noexcept {
+  if (s != success && peek_last_error() == s) (void)take_last_error();
+}
 /// True for the statuses that mean "this machine has no usable GPU" rather than a fault.
 inline bool means_no_gpu(status s) noexcept {
   return s == hipErrorNoDevice || s == hipErrorInsufficientDriver;
@@ -107,6 +110,7 @@ inline result get_attribute(int* value, device_attribute a, int id) noexcept {
     case device_attribute::pageable_memory_access:
       native = hipDeviceAttributePageableMemoryAccess;
       break;
+    case device_attribute::compute_mode: native = hipDeviceAttributeComputeMode; break;
   }
   return UNIMEM_DETAIL_NATIVE(hipDeviceGetAttribute(value, native, id));
 }
@@ -165,9 +169,19 @@ inline std::string compiled_version() {
   return std::to_string(HIP_VERSION_MAJOR) + "." + std::to_string(HIP_VERSION_MINOR) + "." +
          std::to_string(HIP_VERSION_PATCH);
 }
+/// The runtime library's version as this build links it, for when the runtime cannot be asked
+/// (on NVIDIA the CUDA runtime underneath, which answers only with a driver and a GPU).
+inline int linked_runtime_version() noexcept {
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  return HIP_VERSION;
+#else
+  return CUDART_VERSION;
+#endif
+}
 
-inline result malloc_managed(void** p, std::size_t bytes) noexcept {
-  return UNIMEM_DETAIL_NATIVE(hipMallocManaged(p, bytes, hipMemAttachGlobal));
+inline result malloc_managed(void** p, std::size_t bytes, bool host_attached = false) noexcept {
+  return UNIMEM_DETAIL_NATIVE(
+      hipMallocManaged(p, bytes, host_attached ? hipMemAttachHost : hipMemAttachGlobal));
 }
 inline result free(void* p) noexcept { return UNIMEM_DETAIL_NATIVE(hipFree(p)); }
 
@@ -303,11 +317,11 @@ inline result range_attribute_ints(int* out, std::size_t count, range_attribute 
 }
 
 /// Attaches a whole managed allocation to a stream (a no-op in HIP on AMD).
-inline result stream_attach(stream_handle s, void* p, attach_kind k) noexcept {
+inline result stream_attach(stream_handle s, void* p, std::size_t bytes, attach_kind k) noexcept {
   const unsigned flags = k == attach_kind::global ? hipMemAttachGlobal
                          : k == attach_kind::host ? hipMemAttachHost
                                                   : hipMemAttachSingle;
-  return UNIMEM_DETAIL_NATIVE(hipStreamAttachMemAsync(s, any_pointer{p}, 0, flags));
+  return UNIMEM_DETAIL_NATIVE(hipStreamAttachMemAsync(s, any_pointer{p}, bytes, flags));
 }
 
 /// HIP has no discard-and-prefetch that unimem uses: out() arguments are prefetched.
@@ -322,6 +336,29 @@ inline bool is_legacy_default_stream(stream_handle s) noexcept { return s == nul
 
 inline result memset_async(void* p, int value, std::size_t bytes, stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(hipMemsetAsync(p, value, bytes, s));
+}
+/// `count` 16-bit words at p (2-byte aligned) set to value, in stream order; error_not_supported
+/// (nothing queued) where the memset cannot be reached.
+inline result memset16_async(void* p, unsigned short value, std::size_t count,
+                             stream_handle s) noexcept {
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  return UNIMEM_DETAIL_NATIVE(hipMemsetD16Async(any_pointer{p}, value, count, s));
+#else  // HIP's own wrapper calls cuMemsetD16Async and would make every program link libcuda
+  const int r = cuda_driver::memset_d16_async(p, value, count, s);
+  if (r < 0) return {hipErrorNotSupported, "cuMemsetD16Async (driver entry point not available)"};
+  return {r == 1 ? hipSuccess : hipErrorInvalidValue, "cuMemsetD16Async"};
+#endif
+}
+/// `count` 32-bit words at p (4-byte aligned) set to value, in stream order.
+inline result memset32_async(void* p, unsigned value, std::size_t count,
+                             stream_handle s) noexcept {
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  return UNIMEM_DETAIL_NATIVE(hipMemsetD32Async(any_pointer{p}, static_cast<int>(value), count, s));
+#else
+  const int r = cuda_driver::memset_d32_async(p, value, count, s);
+  if (r < 0) return {hipErrorNotSupported, "cuMemsetD32Async (driver entry point not available)"};
+  return {r == 1 ? hipSuccess : hipErrorInvalidValue, "cuMemsetD32Async"};
+#endif
 }
 
 inline result stream_create(stream_handle* s, bool non_blocking) noexcept {
@@ -365,7 +402,6 @@ inline result memcpy_async(void* dst, const void* src, std::size_t bytes, copy_k
   return UNIMEM_DETAIL_NATIVE(hipMemcpyAsync(dst, src, bytes, to_native(k), s));
 }
 
-using event_handle = hipEvent_t;
 inline result event_create(event_handle* e, bool timing) noexcept {
   return UNIMEM_DETAIL_NATIVE(
       hipEventCreateWithFlags(e, timing ? hipEventDefault : hipEventDisableTiming));

@@ -1,8 +1,8 @@
 // unimem: the few CUDA driver functions unimem needs, reached through the runtime's entry-point
 // query (NVIDIA only: the CUDA backend and HIP on NVIDIA). Nothing links against libcuda, so a
 // machine without a driver still loads the program; every function here answers "unknown" when
-// the driver cannot be reached. Included by backend_cuda.hpp / backend_hip.hpp (on NVIDIA) after
-// <cuda_runtime_api.h> and backend_common.hpp; not a public header.
+// the driver cannot be reached. Included by cuda.hpp / hip.hpp (on NVIDIA) after
+// <cuda_runtime_api.h> and common.hpp; not a public header.
 #pragma once
 
 UNIMEM_BEGIN_NAMESPACE
@@ -17,6 +17,14 @@ using stream_get_ctx_fn = int (*)(cudaStream_t, void**);
 using ctx_push_fn = int (*)(void*);
 using ctx_pop_fn = int (*)(void**);
 using ctx_get_device_fn = int (*)(int*);
+using memset_d16_async_fn = int (*)(unsigned long long, unsigned short, std::size_t, cudaStream_t);
+using memset_d32_async_fn = int (*)(unsigned long long, unsigned, std::size_t, cudaStream_t);
+
+/// Clears the runtime's last error when it is `r`, the status a call of ours just returned;
+/// an error the caller's own earlier calls left pending stays for the caller to read.
+inline void forget_if_last(cudaError_t r) noexcept {
+  if (r != cudaSuccess && cudaPeekAtLastError() == r) (void)cudaGetLastError();
+}
 
 /// The driver function `name` with the signature it had in CUDA 11.8 (later runtimes may
 /// otherwise hand out a newer ABI version of the same name), or null when it cannot be had.
@@ -36,7 +44,7 @@ Fn entry(const char* name) noexcept {
   const cudaError_t r = cudaGetDriverEntryPoint(name, &p, cudaEnableDefault);
   const bool ok = r == cudaSuccess;
 #endif
-  if (r != cudaSuccess && cudaPeekAtLastError() == r) (void)cudaGetLastError();  // ours only
+  forget_if_last(r);
   return ok ? reinterpret_cast<Fn>(p) : nullptr;
 }
 
@@ -69,6 +77,20 @@ inline bool stream_device(cudaStream_t s, int* id) noexcept {
   if (r != 0 || d < 0) return false;
   *id = d;
   return true;
+}
+
+/// cuMemsetD16Async / cuMemsetD32Async: `count` 16- or 32-bit words set to `value` in stream
+/// order. 1 on success, 0 when the driver refused, -1 when the driver cannot be reached.
+inline int memset_d16_async(void* p, unsigned short value, std::size_t count,
+                            cudaStream_t s) noexcept {
+  static const auto fn = entry<memset_d16_async_fn>("cuMemsetD16Async");
+  if (fn == nullptr) return -1;
+  return fn(reinterpret_cast<unsigned long long>(p), value, count, s) == 0 ? 1 : 0;
+}
+inline int memset_d32_async(void* p, unsigned value, std::size_t count, cudaStream_t s) noexcept {
+  static const auto fn = entry<memset_d32_async_fn>("cuMemsetD32Async");
+  if (fn == nullptr) return -1;
+  return fn(reinterpret_cast<unsigned long long>(p), value, count, s) == 0 ? 1 : 0;
 }
 
 }  // namespace cuda_driver

@@ -9,21 +9,21 @@
 #endif
 
 #include <string>
+#include <type_traits>
 
-#define UNIMEM_DETAIL_CUDA 1
-#define UNIMEM_DETAIL_ABI_NAMESPACE v0_cuda
+#include "common.hpp"
 
-#include "backend_common.hpp"
-
-#include "backend_cuda_driver.hpp"
+#include "cuda_driver.hpp"
 
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
 
 using status = cudaError_t;
-using stream_handle = cudaStream_t;
 using result = basic_result<status>;
+static_assert(std::is_same<stream_handle, cudaStream_t>::value &&
+                  std::is_same<event_handle, cudaEvent_t>::value,
+              "unimem: handles.hpp no longer matches the CUDA runtime's handle types");
 
 constexpr status success = cudaSuccess;
 constexpr status error_invalid_device = cudaErrorInvalidDevice;
@@ -33,6 +33,9 @@ constexpr status error_out_of_memory = cudaErrorMemoryAllocation;
 constexpr status error_not_ready = cudaErrorNotReady;
 
 inline const char* name() noexcept { return "CUDA"; }
+/// What report() puts before the runtime's version: the runtime underneath, where it is not the
+/// backend's own.
+inline const char* runtime_label() noexcept { return ""; }
 
 inline const char* error_name(status s) noexcept { return cudaGetErrorName(s); }
 inline const char* error_string(status s) noexcept { return cudaGetErrorString(s); }
@@ -40,6 +43,9 @@ inline const char* error_string(status s) noexcept { return cudaGetErrorString(s
 inline status take_last_error() noexcept { return cudaGetLastError(); }
 /// Reads the runtime's last error without resetting it.
 inline status peek_last_error() noexcept { return cudaPeekAtLastError(); }
+/// Clears the last error when it is `s`, the status a call of ours just returned (see
+/// cuda_driver::forget_if_last): never an error the caller's own calls left pending.
+inline void forget_if_last(status s) noexcept { cuda_driver::forget_if_last(s); }
 /// True for the statuses that mean "this machine has no usable GPU" rather than a fault.
 inline bool means_no_gpu(status s) noexcept {
   return s == cudaErrorNoDevice || s == cudaErrorInsufficientDriver;
@@ -87,6 +93,7 @@ inline result get_attribute(int* value, device_attribute a, int id) noexcept {
     case device_attribute::pageable_memory_access:
       native = cudaDevAttrPageableMemoryAccess;
       break;
+    case device_attribute::compute_mode: native = cudaDevAttrComputeMode; break;
   }
   return UNIMEM_DETAIL_NATIVE(cudaDeviceGetAttribute(value, native, id));
 }
@@ -125,9 +132,13 @@ inline std::string version_string(int v) {
 }
 /// The version of the headers this translation unit was compiled against.
 inline std::string compiled_version() { return version_string(CUDART_VERSION); }
+/// The runtime library's version as this build links it, for when the runtime cannot be asked
+/// (CUDA 11 answers cudaRuntimeGetVersion only with a driver and a GPU).
+inline int linked_runtime_version() noexcept { return CUDART_VERSION; }
 
-inline result malloc_managed(void** p, std::size_t bytes) noexcept {
-  return UNIMEM_DETAIL_NATIVE(cudaMallocManaged(p, bytes, cudaMemAttachGlobal));
+inline result malloc_managed(void** p, std::size_t bytes, bool host_attached = false) noexcept {
+  return UNIMEM_DETAIL_NATIVE(
+      cudaMallocManaged(p, bytes, host_attached ? cudaMemAttachHost : cudaMemAttachGlobal));
 }
 inline result free(void* p) noexcept { return UNIMEM_DETAIL_NATIVE(cudaFree(p)); }
 
@@ -161,7 +172,7 @@ inline result stream_device(stream_handle s, int* id) noexcept {
 #if CUDART_VERSION >= 12080
   const result r = UNIMEM_DETAIL_NATIVE(cudaStreamGetDevice(s, id));
   if (r.code != cudaErrorCallRequiresNewerDriver && r.code != cudaErrorNotSupported) return r;
-  if (cudaPeekAtLastError() == r.code) (void)cudaGetLastError();
+  forget_if_last(r.code);
 #endif
   if (cuda_driver::stream_device(s, id)) return {cudaSuccess, "cuStreamGetCtx + cuCtxGetDevice"};
   return {cudaErrorNotSupported, "cudaStreamGetDevice (not in this runtime or driver)"};
@@ -246,12 +257,13 @@ inline result range_attribute_ints(int* out, std::size_t count, range_attribute 
       cudaMemRangeGetAttribute(out, count * sizeof(int), native, p, bytes));
 }
 
-/// Attaches a whole managed allocation to a stream.
-inline result stream_attach(stream_handle s, void* p, attach_kind k) noexcept {
+/// Attaches a managed allocation to a stream: bytes is 0 or the whole allocation (the runtime
+/// refuses a part of one).
+inline result stream_attach(stream_handle s, void* p, std::size_t bytes, attach_kind k) noexcept {
   const unsigned flags = k == attach_kind::global ? cudaMemAttachGlobal
                          : k == attach_kind::host ? cudaMemAttachHost
                                                   : cudaMemAttachSingle;
-  return UNIMEM_DETAIL_NATIVE(cudaStreamAttachMemAsync(s, p, 0, flags));
+  return UNIMEM_DETAIL_NATIVE(cudaStreamAttachMemAsync(s, p, bytes, flags));
 }
 
 /// CUDA >= 12.8 can discard stale pages while prefetching (no data moves for ranges the kernel
@@ -284,6 +296,21 @@ inline bool is_legacy_default_stream(stream_handle s) noexcept {
 
 inline result memset_async(void* p, int value, std::size_t bytes, stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaMemsetAsync(p, value, bytes, s));
+}
+/// `count` 16-bit words at p (2-byte aligned) set to value, in stream order; error_not_supported
+/// (nothing queued) where the driver's memset cannot be reached.
+inline result memset16_async(void* p, unsigned short value, std::size_t count,
+                             stream_handle s) noexcept {
+  const int r = cuda_driver::memset_d16_async(p, value, count, s);
+  if (r < 0) return {cudaErrorNotSupported, "cuMemsetD16Async (driver entry point not available)"};
+  return {r == 1 ? cudaSuccess : cudaErrorInvalidValue, "cuMemsetD16Async"};
+}
+/// `count` 32-bit words at p (4-byte aligned) set to value, in stream order.
+inline result memset32_async(void* p, unsigned value, std::size_t count,
+                             stream_handle s) noexcept {
+  const int r = cuda_driver::memset_d32_async(p, value, count, s);
+  if (r < 0) return {cudaErrorNotSupported, "cuMemsetD32Async (driver entry point not available)"};
+  return {r == 1 ? cudaSuccess : cudaErrorInvalidValue, "cuMemsetD32Async"};
 }
 
 inline result stream_create(stream_handle* s, bool non_blocking) noexcept {
@@ -321,7 +348,6 @@ inline result memcpy_async(void* dst, const void* src, std::size_t bytes, copy_k
   return UNIMEM_DETAIL_NATIVE(cudaMemcpyAsync(dst, src, bytes, to_native(k), s));
 }
 
-using event_handle = cudaEvent_t;
 inline result event_create(event_handle* e, bool timing) noexcept {
   return UNIMEM_DETAIL_NATIVE(
       cudaEventCreateWithFlags(e, timing ? cudaEventDefault : cudaEventDisableTiming));

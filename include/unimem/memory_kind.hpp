@@ -1,0 +1,116 @@
+// unimem: memory kinds, the one description of managed, device and pinned memory. The three
+// buffers, managed_allocator, the pmr resources and copy()'s direction all read these.
+//
+// A memory kind is a type with
+//   static constexpr const char* name;             "managed", "device", "pinned"
+//   static constexpr const char* buffer_name;      the unimem buffer of this kind, for messages
+//   static constexpr bool host_accessible;         the CPU may dereference its pointers
+//   static constexpr bool device_accessible;       kernels may dereference its pointers
+//   static constexpr bool migrates;                pages move between CPU and GPUs (placement)
+//   static constexpr memory_residence residence;   where the bytes are, for copy directions
+//   static void* allocate(std::size_t bytes, const char* what, call_site where);
+//                                                  throws unimem::error; never returns null
+//   static void deallocate(void* p) noexcept;
+#pragma once
+
+#include "config.hpp"
+#include "detail/backend/backend.hpp"
+#include "detail/owned_array.hpp"
+#include "error.hpp"
+
+#include <cstddef>
+#include <string>
+
+UNIMEM_BEGIN_NAMESPACE
+
+/// @brief Where a memory kind keeps its bytes.
+enum class memory_residence {
+  /// CPU memory (pinned memory is also mapped for the GPU).
+  host,
+  /// GPU memory.
+  device,
+  /// Wherever the pages were last placed (managed memory).
+  migrating,
+};
+
+namespace detail {
+/// Allocates through a backend call and turns a failure (or a null pointer) into unimem::error
+/// naming `what` and the size.
+template <class AllocateFn>
+void* allocate_or_throw(AllocateFn&& allocate, std::size_t bytes, const char* what,
+                        call_site where) {
+  void* p = nullptr;
+  const backend::result r = allocate(&p, bytes);
+  if (r.code != backend::success || p == nullptr) {
+    throw_error(r.code != backend::success ? r : backend::result{backend::error_invalid_value, r.call},
+                where, std::string(what) + ": " + std::to_string(bytes) + " bytes");
+  }
+  return p;
+}
+}  // namespace detail
+
+/// @brief Managed (unified) memory: one pointer valid on the CPU and every GPU; pages migrate
+/// to the processor that touches them where the device can (see device::migrates_on_demand).
+struct managed_memory {
+  static constexpr const char* name = "managed";
+  static constexpr const char* buffer_name = "managed_buffer";
+  static constexpr bool host_accessible = true;
+  static constexpr bool device_accessible = true;
+  static constexpr bool migrates = true;
+  static constexpr memory_residence residence = memory_residence::migrating;
+  /// @brief hipMallocManaged / cudaMallocManaged, attached globally.
+  static void* allocate(std::size_t bytes, const char* what, call_site where) {
+    return detail::allocate_or_throw(
+        [](void** p, std::size_t b) { return detail::backend::malloc_managed(p, b); }, bytes, what,
+        where);
+  }
+  /// @brief The same, attached to the host (cudaMemAttachHost): kernels may not touch it until it
+  /// is attached to a stream or globally (attach()); on devices without concurrent managed
+  /// access, the CPU may use it while kernels run.
+  static void* allocate_host_attached(std::size_t bytes, const char* what, call_site where) {
+    return detail::allocate_or_throw(
+        [](void** p, std::size_t b) { return detail::backend::malloc_managed(p, b, true); },
+        bytes, what, where);
+  }
+  /// @brief Frees; never throws.
+  static void deallocate(void* p) noexcept { (void)detail::backend::free(p); }
+};
+
+/// @brief Memory of the current GPU: kernels and copies only, the CPU cannot touch it.
+struct device_memory {
+  static constexpr const char* name = "device";
+  static constexpr const char* buffer_name = "device_buffer";
+  static constexpr bool host_accessible = false;
+  static constexpr bool device_accessible = true;
+  static constexpr bool migrates = false;
+  static constexpr memory_residence residence = memory_residence::device;
+  /// @brief hipMalloc / cudaMalloc on the current device.
+  static void* allocate(std::size_t bytes, const char* what, call_site where) {
+    return detail::allocate_or_throw(
+        [](void** p, std::size_t b) { return detail::backend::malloc_device(p, b); }, bytes, what,
+        where);
+  }
+  /// @brief Frees; never throws.
+  static void deallocate(void* p) noexcept { (void)detail::backend::free(p); }
+};
+
+/// @brief Page-locked (pinned) host memory: the CPU uses it as any memory, copies run at full
+/// bus speed and asynchronously, kernels may read it over the bus.
+struct pinned_memory {
+  static constexpr const char* name = "pinned";
+  static constexpr const char* buffer_name = "pinned_buffer";
+  static constexpr bool host_accessible = true;
+  static constexpr bool device_accessible = true;
+  static constexpr bool migrates = false;
+  static constexpr memory_residence residence = memory_residence::host;
+  /// @brief cudaMallocHost; hipHostMalloc before HIP 6.4, hipHostAlloc from 6.4 on.
+  static void* allocate(std::size_t bytes, const char* what, call_site where) {
+    return detail::allocate_or_throw(
+        [](void** p, std::size_t b) { return detail::backend::malloc_pinned(p, b); }, bytes, what,
+        where);
+  }
+  /// @brief Frees; never throws.
+  static void deallocate(void* p) noexcept { (void)detail::backend::free_pinned(p); }
+};
+
+UNIMEM_END_NAMESPACE

@@ -1,0 +1,73 @@
+// unimem: the capability policy of placement. What a placement call did (hint_status), and what
+// placement calls do on a device that cannot migrate managed pages (unsupported_policy).
+#pragma once
+
+#include "config.hpp"
+#include "detail/backend/backend.hpp"
+#include "device.hpp"
+#include "error.hpp"
+
+#include <atomic>
+#include <string>
+
+UNIMEM_BEGIN_NAMESPACE
+
+/// @brief What a placement call (prefetch, advice) did.
+enum class hint_status {
+  /// The runtime took the hint (asynchronously, for prefetch).
+  applied,
+  /// The range is empty: nothing to do.
+  empty,
+  /// The device cannot migrate managed pages, and the policy said to ignore the hint.
+  unsupported,
+};
+
+/// @brief "applied", "empty" or "unsupported".
+inline const char* to_string(hint_status s) noexcept {
+  switch (s) {
+    case hint_status::applied: return "applied";
+    case hint_status::empty: return "empty";
+    case hint_status::unsupported: return "unsupported";
+  }
+  return "?";
+}
+
+/// @brief What placement calls do on a device that cannot migrate managed pages (CUDA without
+/// concurrent managed access; AMD without XNACK).
+enum class unsupported_policy {
+  /// Do nothing and return hint_status::unsupported (the default).
+  ignore,
+  /// Throw unimem::error with the native "not supported" status.
+  throw_error,
+};
+
+namespace detail {
+inline std::atomic<int>& unsupported_policy_state() noexcept {
+  static std::atomic<int> state{static_cast<int>(unsupported_policy::ignore)};
+  return state;
+}
+
+/// Applies the unsupported_policy for a hint that needs device `id` to migrate pages.
+inline hint_status gate(int id, const char* what, call_site where) {
+  if (device_migrates(id, where)) return hint_status::applied;
+  if (unsupported_policy_state().load(std::memory_order_relaxed) ==
+      static_cast<int>(unsupported_policy::throw_error)) {
+    fail(backend::error_not_supported, what, where,
+         "device " + std::to_string(id) +
+             " cannot migrate managed memory (migrates_on_demand() is false), and "
+             "unimem::unsupported_policy::throw_error is set");
+  }
+  return hint_status::unsupported;
+}
+}  // namespace detail
+
+/// @brief Sets what placement calls do on devices that cannot migrate (process-wide).
+inline void set_unsupported_policy(unsupported_policy p) noexcept {
+  detail::unsupported_policy_state().store(static_cast<int>(p));
+}
+/// @brief The current unsupported_policy (default: ignore).
+[[nodiscard]] inline unsupported_policy get_unsupported_policy() noexcept {
+  return static_cast<unsupported_policy>(detail::unsupported_policy_state().load());
+}
+
+UNIMEM_END_NAMESPACE

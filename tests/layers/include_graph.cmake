@@ -1,0 +1,65 @@
+# The include graph of unimem's headers keeps its layers (docs/architecture.md):
+#   0 vocabulary  runtime-free value types and the config; include only layer 0
+#   1 backend     detail/backend/*: the only files that call hip*/cuda* functions
+#   2 helpers     detail/*.hpp: include layers 0-2, never a runtime-level public header
+#   3 runtime     every other public header
+# Fails, naming the file and the include, when an include runs back up a layer, or when a file
+# outside the backend calls a hip*/cuda* runtime function.
+# Usage: cmake -DINCLUDE_DIR=<repo>/include -P include_graph.cmake
+cmake_minimum_required(VERSION 3.16)
+set(_vocabulary config.hpp version.hpp argument_error.hpp view.hpp location.hpp stream_ref.hpp
+    launch_config.hpp kernel_argument.hpp access.hpp detail/backend/handles.hpp)
+
+function(_layer rel out)
+  if(rel IN_LIST _vocabulary)
+    set(${out} 0 PARENT_SCOPE)
+  elseif(rel MATCHES "^detail/backend/")
+    set(${out} 1 PARENT_SCOPE)
+  elseif(rel MATCHES "^detail/")
+    set(${out} 2 PARENT_SCOPE)
+  else()
+    set(${out} 3 PARENT_SCOPE)
+  endif()
+endfunction()
+
+set(_root "${INCLUDE_DIR}/unimem")
+file(GLOB_RECURSE _headers RELATIVE "${_root}" "${_root}/*.hpp")
+set(_problems "")
+set(_edges 0)
+foreach(_h IN LISTS _headers)
+  _layer("${_h}" _from)
+  file(STRINGS "${_root}/${_h}" _lines)
+  get_filename_component(_dir "${_h}" DIRECTORY)
+  foreach(_line IN LISTS _lines)
+    if(_line MATCHES "^#include \"([^\"]+)\"")
+      set(_target "${CMAKE_MATCH_1}")
+      if(_dir)
+        set(_target "${_dir}/${_target}")
+      endif()
+      get_filename_component(_target "${_root}/${_target}" ABSOLUTE)
+      file(RELATIVE_PATH _target "${_root}" "${_target}")
+      if(NOT EXISTS "${_root}/${_target}")
+        list(APPEND _problems "${_h}: includes ${_target}, which does not exist")
+        continue()
+      endif()
+      _layer("${_target}" _to)
+      math(EXPR _edges "${_edges} + 1")
+      if(_to GREATER _from)
+        list(APPEND _problems "${_h} (layer ${_from}) includes ${_target} (layer ${_to}): an include that runs back up")
+      endif()
+    elseif(_line MATCHES "^#include <(hip|cuda)" AND NOT _h MATCHES "^detail/backend/")
+      list(APPEND _problems "${_h}: includes a runtime header (${_line}) outside detail/backend/")
+    endif()
+    # Runtime calls outside the backend (comments are prose and may name them).
+    string(REGEX REPLACE "//.*$" "" _code "${_line}")
+    if(NOT _h MATCHES "^detail/backend/" AND _code MATCHES "[^A-Za-z_](hip|cuda)[A-Z][A-Za-z0-9_]*\\(")
+      list(APPEND _problems "${_h}: calls the runtime outside detail/backend/: ${_line}")
+    endif()
+  endforeach()
+endforeach()
+list(LENGTH _headers _n)
+if(_problems)
+  list(JOIN _problems "\n  " _text)
+  message(FATAL_ERROR "unimem layers: ${_n} headers, problems:\n  ${_text}")
+endif()
+message("unimem layers: ${_n} headers, ${_edges} includes, every include points down a layer or within it")

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # unimem's test command: installs what is missing (as root, on Debian 12), then, for each
 # toolchain, configures, builds and runs ctest through the CMake presets (CMakePresets.json).
-# GPU tests run where there is a GPU and skip, with the reason, where there is none.
+# GPU tests run where there is a GPU and skip, with the reason, where there is none. Last, the
+# entry `docs` builds the API reference with Doxygen (scripts/docs.sh), which fails on any
+# warning (an undocumented public entity).
 #
-#   bash scripts/test.sh                 every toolchain (the list below)
+#   bash scripts/test.sh                 every toolchain (the list below), then docs
 #   bash scripts/test.sh cuda hip-amd    only these
+#   bash scripts/test.sh docs            only the API reference
 #
 # Toolchains on this machine (Debian 12): hip-amd (HIP 5.2), hip-nvidia (HIP 5.2 over CUDA
 # 11.8), cuda (CUDA 13 at /usr/local/cuda), sanitize (cuda with ASan + UBSan). In chroots of
@@ -22,7 +25,7 @@ cd "$unimem_root"
 
 jobs=${JOBS:-$(nproc)}
 toolchains=("$@")
-[ ${#toolchains[@]} -eq 0 ] && toolchains=("${unimem_all_toolchains[@]}")
+[ ${#toolchains[@]} -eq 0 ] && toolchains=("${unimem_all_toolchains[@]}" docs)
 
 if [ "${UNIMEM_SKIP_INSTALL:-0}" != 1 ]; then
   bash "$unimem_root/scripts/install-deps.sh" || exit 1
@@ -31,7 +34,15 @@ fi
 run_toolchain() {
   local tc=$1 suite
   local -a extra=(-DUNIMEM_WERROR=ON)
-  suite=$(unimem_toolchain_suite "$tc") || { echo "test.sh: unknown toolchain '$tc' (${unimem_all_toolchains[*]})" >&2; return 1; }
+  if [ "$tc" = docs ]; then  # not a toolchain: the API reference, on this machine
+    echo "=== docs: build the API reference (scripts/docs.sh, build/docs/html), any warning fails"
+    local start=$SECONDS rc
+    bash "$unimem_root/scripts/docs.sh"
+    rc=$?
+    echo "=== docs: $([ $rc -eq 0 ] && echo passed || echo FAILED) in $((SECONDS - start)) s"
+    return $rc
+  fi
+  suite=$(unimem_toolchain_suite "$tc") || { echo "test.sh: unknown toolchain '$tc' (${unimem_all_toolchains[*]} docs)" >&2; return 1; }
   case $tc in
     cuda|sanitize)  # sanitize: native CUDA, host code with ASan + UBSan
       local nvcc
@@ -61,7 +72,7 @@ for tc in "${toolchains[@]}"; do
   run_toolchain "$tc" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] || failed+=("$tc")
-  summary+=("$(printf '%-12s %s; %s' "$tc" "$(grep -E '^[0-9]+% tests passed' "$log" | tail -1)" "$(grep -E '^=== .*(passed|FAILED) in' "$log" | tail -1 | sed 's/^=== [^:]*: //')")")
+  summary+=("$(printf '%-12s %s; %s' "$tc" "$(grep -E '^[0-9]+% tests passed|^docs\.sh: ' "$log" | tail -1 | sed -e 's/^docs\.sh: //' -e 's/; the API reference .*//')" "$(grep -E '^=== .*(passed|FAILED) in' "$log" | tail -1 | sed 's/^=== [^:]*: //')")")
   rm -f "$log"
 done
 echo

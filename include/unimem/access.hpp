@@ -1,6 +1,9 @@
 // unimem: access tags for launch(): in(a), out(b), inout(c) place their ranges on the
 // launching device, on the launch stream, before the kernel. Runtime-free: a tag only records
 // the range and how the kernel uses it; launch() acts on it.
+/// @file
+/// @brief Access tags for launch(): in(), out() and inout() say how a kernel uses a range, and
+/// launch() places the tagged ranges on the launching device before the kernel. Runtime-free.
 #pragma once
 
 #include "config.hpp"
@@ -77,30 +80,39 @@ auto inout(C& c) noexcept {
                 "unimem::inout: the kernel writes this range; it cannot be const");
   return access_tag<typename V::element_type, access_mode::inout>{to_view(c)};
 }
-/// Views are tagged by value (a temporary view is fine: it owns nothing).
+/// @brief Tags a view the kernel only reads. Views are tagged by value (a temporary view is
+/// fine: it owns nothing).
 template <class T>
 access_tag<const T, access_mode::in> in(view<T> v) noexcept {
   return {v};
 }
+/// @brief Tags a view whose every element the kernel overwrites (see access_mode::out).
 template <class T>
 access_tag<T, access_mode::out> out(view<T> v) noexcept {
   static_assert(!std::is_const<T>::value, "unimem::out: the kernel writes this range; it cannot be const");
   return {v};
 }
+/// @brief Tags a view the kernel reads and writes.
 template <class T>
 access_tag<T, access_mode::inout> inout(view<T> v) noexcept {
   static_assert(!std::is_const<T>::value, "unimem::inout: the kernel writes this range; it cannot be const");
   return {v};
 }
 // A temporary container would be freed before the kernel runs.
+/// @brief Refused at compile time: a temporary container would be freed before the kernel
+/// runs.
 template <class C, std::enable_if_t<!std::is_reference<C>::value && !detail::is_view<C>::value &&
                                         detail::viewable_v<C>,
                                     int> = 0>
 void in(C&&) = delete;
+/// @brief Refused at compile time: a temporary container would be freed before the kernel
+/// runs.
 template <class C, std::enable_if_t<!std::is_reference<C>::value && !detail::is_view<C>::value &&
                                         detail::viewable_v<C>,
                                     int> = 0>
 void out(C&&) = delete;
+/// @brief Refused at compile time: a temporary container would be freed before the kernel
+/// runs.
 template <class C, std::enable_if_t<!std::is_reference<C>::value && !detail::is_view<C>::value &&
                                         detail::viewable_v<C>,
                                     int> = 0>

@@ -1,4 +1,6 @@
 // unimem: managed_allocator<T>, managed memory for standard containers.
+/// @file
+/// @brief managed_allocator and managed_vector: managed memory for standard containers.
 #pragma once
 
 #include "config.hpp"
@@ -18,8 +20,11 @@ UNIMEM_BEGIN_NAMESPACE
 /// Stateless: all instances are equal.
 template <class T>
 struct managed_allocator {
+  /// @brief The element type.
   using value_type = T;
+  /// @brief A container's move assignment moves the allocator along with the memory.
   using propagate_on_container_move_assignment = std::true_type;
+  /// @brief Stateless: any instance frees what another allocated.
   using is_always_equal = std::true_type;
   /// @brief Its memory kind (copy directions, access tags).
   using memory_kind = managed_memory;
@@ -33,6 +38,8 @@ struct managed_allocator {
   /// @brief The most elements one allocation can hold (the rule every unimem allocation keeps).
   [[nodiscard]] static constexpr std::size_t max_size() noexcept { return max_elements<T>(); }
 
+  /// @brief Allocates managed memory, attached globally, for n elements (not constructed);
+  /// nullptr for n = 0.
   /// @throws std::length_error when n > max_size(); unimem::error when the runtime cannot
   /// allocate (no GPU, out of memory).
   [[nodiscard]] T* allocate(std::size_t n, call_site where = call_site::current()) {

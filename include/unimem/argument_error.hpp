@@ -2,6 +2,9 @@
 // accept (a sub-range outside a view, a block of size 0, a grid too large). It needs only
 // <exception>: the value-type headers stay free of <string> and <stdexcept>, which would
 // otherwise double the compile time of a small translation unit (see scripts/compile_time.sh).
+/// @file
+/// @brief argument_error, what the runtime-free value types throw for arguments they cannot
+/// accept. Needs only the standard header `<exception>`.
 #pragma once
 
 #include "config.hpp"
@@ -21,6 +24,7 @@ class argument_error : public std::exception {
   /// @brief An error with the message `what` (truncated to capacity - 1 characters).
   explicit argument_error(const char* what) noexcept { append(what); }
 
+  /// @brief The message: the call and the values it refused (at most capacity - 1 characters).
   [[nodiscard]] const char* what() const noexcept override { return text_; }
 
   /// @brief Appends text to the message (the message is built without allocating).

@@ -10,6 +10,10 @@
 // header, so such a translation unit selects HIP only if it includes <hip/hip_runtime.h> first
 // or gets -DUNIMEM_BACKEND_HIP (the CMake target unimem::unimem passes it). Otherwise it uses
 // the CUDA backend, which behaves the same on an NVIDIA GPU.
+/// @file
+/// @brief Configuration, the bottom layer: the backend (UNIMEM_BACKEND_HIP or UNIMEM_BACKEND_CUDA,
+/// chosen as the comment at the top of this header says), the ABI namespace, UNIMEM_HOST_DEVICE
+/// and call_site. Includes nothing.
 #pragma once
 
 #if defined(_MSVC_LANG)
@@ -69,6 +73,12 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
   }
 
 // Functions callable from host and device code (views, intrinsics).
+/// @def UNIMEM_HOST_DEVICE
+/// @brief `__host__ __device__` under a device compiler (nvcc, hipcc, clang compiling HIP),
+/// empty otherwise: marks functions callable from host and device code.
+/// @def UNIMEM_DEVICE_COMPILER
+/// @brief Defined (as 1) when a device compiler compiles the translation unit; the device-only
+/// functions (warp.hpp, reduce.hpp) exist only then.
 #if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
 #define UNIMEM_HOST_DEVICE __host__ __device__
 #define UNIMEM_DEVICE_COMPILER 1
@@ -76,6 +86,16 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 #define UNIMEM_HOST_DEVICE
 #endif
 
+/// @namespace unimem
+/// @brief Everything unimem offers. Its entities live in an inline namespace named after the
+/// backend (v0_cuda, v0_hip_amd, v0_hip_nvidia), so that translation units compiled for
+/// different backends fail to link instead of mixing; name them as unimem::name.
+///
+/// Errors: a function whose last parameter is `call_site where` may call the GPU runtime and
+/// throws unimem::error when a call fails, naming your file and line (the compiler fills
+/// `where` in: never pass it); some also throw the standard exceptions they document
+/// (std::length_error, std::invalid_argument). The runtime-free value types throw
+/// unimem::argument_error. Destructors never throw.
 UNIMEM_BEGIN_NAMESPACE
 
 /// @brief Where a public unimem call was made: errors name the user's call site, not unimem's
@@ -83,7 +103,9 @@ UNIMEM_BEGIN_NAMESPACE
 /// the compiler at the caller (`__builtin_FILE()` / `__builtin_LINE()`, which GCC, Clang, nvcc
 /// and hipcc provide in C++17); callers never pass it.
 struct call_site {
+  /// @brief The caller's source file, as __builtin_FILE() names it.
   const char* file;
+  /// @brief The caller's source line.
   int line;
   /// @brief The caller's file and line when used as a default argument.
   static constexpr call_site current(const char* file = __builtin_FILE(),

@@ -1,6 +1,9 @@
 // unimem: copy and fill between managed, device and pinned buffers, views and host ranges. The
 // direction of a copy comes from the ranges' memory kinds (memory_kind.hpp); this header knows
 // no buffer type.
+/// @file
+/// @brief copy(), copy_async(), fill() and fill_async() between managed, device and pinned buffers,
+/// views and host ranges; the direction of a copy comes from the ranges' memory kinds.
 #pragma once
 
 #include "config.hpp"
@@ -176,7 +179,8 @@ void copy_async(Dst&& dst, const Src& src, stream_ref s, call_site where = call_
 }
 
 /// @brief Queues, on stream s, the filling of a device-accessible range (device, managed or
-/// pinned memory) with copies of value, done by the GPU's copy engines. Never blocks the host.
+/// pinned memory) with copies of value, done by the runtime's memset and device-to-device
+/// copy calls (no kernel). Never blocks the host.
 template <class Range, class T>
 void fill_async(Range&& r, const T& value, stream_ref s, call_site where = call_site::current()) {
   using V = detail::range_value_t<std::remove_reference_t<Range>>;

@@ -1,5 +1,9 @@
 // unimem: GPUs, their managed-memory capabilities (read once per device and cached), the
 // choice of a device, and a one-call report.
+/// @file
+/// @brief GPUs: device_count(), device, device_properties, device_guard, pick_device(),
+/// synchronize(), synchronize_all_devices(), the backend, runtime and driver versions, and
+/// report().
 #pragma once
 
 #include "config.hpp"
@@ -60,16 +64,25 @@ enum class compute_mode {
 
 /// @brief Everything unimem knows about one GPU, read at one moment.
 struct device_properties {
+  /// @brief The device ordinal.
   int id = 0;
+  /// @brief The marketing name, e.g. "NVIDIA H200".
   std::string name;
   /// sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack-.
   std::string architecture;
+  /// @brief The major compute capability as the runtime reports it (9 for sm_90).
   int compute_major = 0;
+  /// @brief The minor compute capability as the runtime reports it (0 for sm_90).
   int compute_minor = 0;
+  /// @brief Lanes per warp (wavefront): 32 on NVIDIA, 64 or 32 on AMD.
   int warp_size = 0;
+  /// @brief Multiprocessors (compute units on AMD).
   int multiprocessors = 0;
+  /// @brief The most threads one block may have.
   int max_threads_per_block = 0;
+  /// @brief Global memory in bytes.
   std::size_t total_memory = 0;
+  /// @brief Free global memory in bytes when the properties were read.
   std::size_t free_memory = 0;
   /// The device can allocate managed memory.
   bool managed_memory = false;
@@ -77,7 +90,8 @@ struct device_properties {
   bool concurrent_managed_access = false;
   /// The GPU can access pageable (malloc'd) host memory coherently.
   bool pageable_memory_access = false;
-  /// Managed pages migrate to the processor that touches them. CUDA: concurrentManagedAccess.
+  /// @brief Managed pages migrate to the processor that touches them.
+  /// CUDA: concurrentManagedAccess.
   /// AMD: pageableMemoryAccess or xnack+ (concurrentManagedAccess is 1 there even when pages
   /// never move). Where this is false, prefetch and advice cannot move data.
   bool migrates_on_demand = false;
@@ -172,6 +186,7 @@ inline bool device_migrates(int id, call_site where) {
 /// once per device and cached; free_memory() and compute_mode() are read on each call.
 class device {
  public:
+  /// @brief The GPU with ordinal `id`.
   /// @throws unimem::error (invalid device) unless 0 <= id < device_count().
   explicit device(int id, call_site where = call_site::current()) : id_(id) {
     detail::require_device(id, "unimem::device(" + std::to_string(id) + ")", where);
@@ -276,8 +291,11 @@ class device_guard {
   /// @throws unimem::error for an invalid id.
   explicit device_guard(int id, call_site where = call_site::current())
       : device_guard(device(id, where), where) {}
+  /// @brief Not copyable: a guard restores the device once.
   device_guard(const device_guard&) = delete;
+  /// @brief Not copyable: a guard restores the device once.
   device_guard& operator=(const device_guard&) = delete;
+  /// @brief Makes the previous device current again; never throws (a failure is ignored).
   ~device_guard() { (void)detail::backend::set_device(previous_); }
 
  private:
@@ -375,7 +393,7 @@ inline std::vector<device> devices() {
 }
 
 /// @brief Waits for all work on the calling thread's current device.
-/// @throws unimem::error, which carries any asynchronous kernel error.
+/// @throws unimem::error carrying any asynchronous kernel error.
 inline void synchronize(call_site where = call_site::current()) {
   detail::check(detail::backend::device_synchronize(), where);
 }
@@ -386,7 +404,7 @@ inline void synchronize(call_site where = call_site::current()) {
 /// initialised (on NVIDIA, initialising costs time and GPU memory on every rank of a multi-GPU
 /// job). Where the runtime cannot tell (AMD), every device is synchronised.
 /// The calling thread's current device is left as it was.
-/// @throws unimem::error, which carries any asynchronous kernel error.
+/// @throws unimem::error carrying any asynchronous kernel error.
 /// Without a GPU there is nothing to wait for: it returns.
 inline void synchronize_all_devices(call_site where = call_site::current()) {
   const int n = device_count(where);

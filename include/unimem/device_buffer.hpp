@@ -1,4 +1,6 @@
 // unimem: device_buffer<T>, memory of one GPU (not accessible from the CPU).
+/// @file
+/// @brief device_buffer, an array in the memory of one GPU (not accessible from the CPU).
 #pragma once
 
 #include "config.hpp"
@@ -28,7 +30,9 @@ class device_buffer {
   using storage = detail::owned_array<T, device_memory>;
 
  public:
+  /// @brief The element type.
   using value_type = T;
+  /// @brief The type of sizes and indices.
   using size_type = std::size_t;
   /// @brief Its memory kind (copy directions, access tags).
   using memory_kind = device_memory;
@@ -36,7 +40,8 @@ class device_buffer {
   /// @brief An empty buffer; allocates nothing.
   device_buffer() noexcept = default;
   /// @brief n value-initialised elements (filled on the device).
-  /// @throws std::length_error when n * sizeof(T) overflows, unimem::error when allocation fails.
+  /// @throws std::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
+  /// @throws unimem::error when the runtime cannot allocate.
   explicit device_buffer(size_type n, call_site where = call_site::current())
       : storage_(n, device_memory::buffer_name, where) {
     static_assert(std::is_default_constructible<T>::value,
@@ -61,12 +66,15 @@ class device_buffer {
   device_buffer(InputIt first, InputIt last, call_site where = call_site::current())
       : device_buffer(std::vector<T>(first, last), where) {}
 
+  /// @brief Not copyable: a buffer owns its memory.
   device_buffer(const device_buffer&) = delete;
+  /// @brief Not copyable: a buffer owns its memory.
   device_buffer& operator=(const device_buffer&) = delete;
   /// @brief Takes the other buffer's memory; the other is left empty.
   device_buffer(device_buffer&&) noexcept = default;
   /// @brief Frees this buffer's memory and takes the other's.
   device_buffer& operator=(device_buffer&&) noexcept = default;
+  /// @brief Frees the memory, if any; never throws.
   ~device_buffer() = default;
 
   /// @brief The number of elements.
@@ -102,8 +110,10 @@ class device_buffer {
   /// @brief Exchanges the two buffers.
   friend void swap(device_buffer& a, device_buffer& b) noexcept { a.swap(b); }
 
-  /// The kernel-argument hook (kernel_argument.hpp).
+  /// @brief The kernel-argument hook (kernel_argument.hpp): launch() takes the buffer as its
+  /// view.
   friend unimem::view<T> unimem_view(device_buffer& b) noexcept { return b.view(); }
+  /// @brief The kernel-argument hook for a const buffer: a view of const elements.
   friend unimem::view<const T> unimem_view(const device_buffer& b) noexcept { return b.view(); }
 
  private:

@@ -1,5 +1,8 @@
 // unimem: errors. Every failed runtime call becomes a unimem::error that names the native call
 // and the user's call site.
+/// @file
+/// @brief unimem::error, what every failed GPU runtime call throws, and UNIMEM_CHECK for your own
+/// runtime calls.
 #pragma once
 
 #include "config.hpp"
@@ -25,6 +28,8 @@ using native_status = detail::backend::status;
 /// When the machine has no usable GPU the message starts with "no GPU was found".
 class error : public std::runtime_error {
  public:
+  /// @brief An error for a failed call; what() is composed from all the parts. unimem makes
+  /// these; your own code rarely needs to.
   /// @param code    the runtime's status
   /// @param call    the call that failed, as written
   /// @param file    source file of the call (the user's call into unimem)

@@ -1,4 +1,6 @@
 // unimem: event, a marker in a stream for ordering and timing.
+/// @file
+/// @brief event, a marker in a stream for ordering and timing, and elapsed_ms().
 #pragma once
 
 #include "config.hpp"
@@ -36,13 +38,19 @@ class event {
   explicit event(flags f = flags::timing, call_site where = call_site::current()) {
     detail::check(detail::backend::event_create(&handle_, f == flags::timing), where);
   }
+  /// @brief Not copyable: an event owns its handle.
   event(const event&) = delete;
+  /// @brief Not copyable: an event owns its handle.
   event& operator=(const event&) = delete;
+  /// @brief Takes the other event's handle; the other is left empty.
   event(event&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  /// @brief Destroys this event's handle, if any, and takes the other's; the other is left
+  /// empty.
   event& operator=(event&& other) noexcept {
     event(std::move(other)).swap(*this);
     return *this;
   }
+  /// @brief Destroys the handle, if any; never throws.
   ~event() {
     if (handle_ != nullptr) (void)detail::backend::event_destroy(handle_);
   }

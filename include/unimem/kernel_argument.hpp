@@ -18,6 +18,11 @@
 // compile time, since it would be freed before the kernel runs. A container that also declares
 // `using memory_kind = ...;` (a unimem memory kind, see memory_kind.hpp) tells copy() and the
 // access tags where its memory lives. unimem's own buffers and managed_vector use this hook.
+/// @file
+/// @brief The extension point that makes a container a kernel argument and an access-tag target:
+/// a function `unimem_view(c)` that argument-dependent lookup finds, returning the container's
+/// view (see the comment at the top of this header and docs/architecture.md); and to_view().
+/// Runtime-free.
 #pragma once
 
 #include "config.hpp"

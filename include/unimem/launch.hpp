@@ -1,5 +1,8 @@
 // unimem: launch(), a type-checked kernel launch for HIP and CUDA. It knows no buffer type:
 // containers reach kernels through the unimem_view hook (kernel_argument.hpp).
+/// @file
+/// @brief launch(), a kernel launch whose arguments are checked against the kernel's parameters at
+/// compile time.
 #pragma once
 
 #include "access.hpp"

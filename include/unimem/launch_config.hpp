@@ -1,5 +1,8 @@
 // unimem: launch_config (grid, block, dynamic shared memory, stream, device) and grid_for().
 // Runtime-free: it compiles without any GPU runtime header.
+/// @file
+/// @brief dims, launch_config (grid, block, dynamic shared memory, stream, device) and grid_for().
+/// Runtime-free.
 #pragma once
 
 #include "argument_error.hpp"
@@ -68,9 +71,9 @@ struct launch_config {
   dims block{1};              ///< threads per block
   std::size_t shared_bytes = 0;  ///< dynamic shared memory per block, in bytes
   stream_ref stream{};        ///< the stream the kernel is queued on
-  /// The device to launch on; empty (the default) means the stream's device where it is known
-  /// (see launch()), else the calling thread's current device. A stream of another device
-  /// with an explicit device is refused by launch() with unimem::error.
+  /// @brief The device to launch on; empty (the default) means the stream's device where it
+  /// is known (see launch()), else the calling thread's current device. A stream of another
+  /// device with an explicit device is refused by launch() with unimem::error.
   std::optional<int> device{};
 
   /// @brief One block of one thread on the default stream.

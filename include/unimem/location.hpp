@@ -1,4 +1,6 @@
 // unimem: location, where managed pages live (the host or a device). Runtime-free.
+/// @file
+/// @brief location, where managed pages live: the host or one GPU. Runtime-free.
 #pragma once
 
 #include "config.hpp"

@@ -1,4 +1,6 @@
 // unimem: managed_buffer<T>, typed RAII over managed (unified) memory.
+/// @file
+/// @brief managed_buffer, an array in managed (unified) memory, and the host_attached tag.
 #pragma once
 
 #include "config.hpp"
@@ -24,6 +26,7 @@ UNIMEM_BEGIN_NAMESPACE
 /// globally (attach()); on devices without concurrent managed access the CPU may use it while
 /// kernels run elsewhere.
 struct host_attached_t {
+  /// @brief Explicit, so that `{}` does not make a tag by accident.
   explicit host_attached_t() = default;
 };
 /// @brief Tag value for managed_buffer(n, unimem::host_attached).
@@ -35,6 +38,14 @@ inline constexpr host_attached_t host_attached{};
 /// with global attachment; destruction frees it (never throws). Pages start where they are
 /// first touched: the value-initialising constructors write them on the CPU (unlike
 /// cudaMallocManaged, which leaves memory uninitialised: use unimem::uninitialized for that).
+///
+/// The container interface comes from a base class the reference does not list: the types
+/// value_type, size_type, difference_type, reference, const_reference, pointer, const_pointer,
+/// iterator and const_iterator (plain pointers) and memory_kind; size(), bytes(), empty(),
+/// max_size(), data(); operator[] (unchecked) and at() (throws std::out_of_range); front(),
+/// back(), begin(), end(), cbegin(), cend(); view() and cview() for kernels; swap(). launch(),
+/// the placement calls and the access tags take the buffer through unimem_view, copy() and
+/// fill() through data() and size().
 /// @code
 ///   unimem::managed_buffer<float> a(n);          // n zeros, CPU-accessible
 ///   a[0] = 1.0f;                                 // CPU write
@@ -52,7 +63,8 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   /// @brief An empty buffer; allocates nothing.
   managed_buffer() noexcept = default;
   /// @brief n value-initialised elements (written on the CPU).
-  /// @throws std::length_error when n * sizeof(T) overflows, unimem::error when allocation fails.
+  /// @throws std::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
+  /// @throws unimem::error when the runtime cannot allocate.
   explicit managed_buffer(size_type n, call_site where = call_site::current()) : base(n, where) {}
   /// @brief n elements left uninitialised: no page is touched until first use.
   managed_buffer(size_type n, uninitialized_t u, call_site where = call_site::current())

@@ -11,6 +11,9 @@
 //   static void* allocate(std::size_t bytes, const char* what, call_site where);
 //                                                  throws unimem::error; never returns null
 //   static void deallocate(void* p) noexcept;
+/// @file
+/// @brief The memory kinds managed_memory, device_memory and pinned_memory: the one description of
+/// each kind that the buffers, managed_allocator, the pmr resources and copy() read.
 #pragma once
 
 #include "config.hpp"
@@ -52,13 +55,22 @@ void* allocate_or_throw(AllocateFn&& allocate, std::size_t bytes, const char* wh
 /// @brief Managed (unified) memory: one pointer valid on the CPU and every GPU; pages migrate
 /// to the processor that touches them where the device can (see device::migrates_on_demand).
 struct managed_memory {
+  /// @brief "managed", for messages.
   static constexpr const char* name = "managed";
+  /// @brief The unimem buffer of this kind, "managed_buffer", for messages.
   static constexpr const char* buffer_name = "managed_buffer";
+  /// @brief True: the CPU may dereference its pointers.
   static constexpr bool host_accessible = true;
+  /// @brief True: kernels may dereference its pointers.
   static constexpr bool device_accessible = true;
+  /// @brief True: pages move between the CPU and the GPUs, so placement calls and
+  /// access tags apply.
   static constexpr bool migrates = true;
+  /// @brief memory_residence::migrating: copies let the runtime infer the direction.
   static constexpr memory_residence residence = memory_residence::migrating;
   /// @brief hipMallocManaged / cudaMallocManaged, attached globally.
+  /// @throws unimem::error when the runtime cannot allocate, naming `what`, the size in bytes
+  /// and `where`; never returns null.
   static void* allocate(std::size_t bytes, const char* what, call_site where) {
     return detail::allocate_or_throw(
         [](void** p, std::size_t b) { return detail::backend::malloc_managed(p, b); }, bytes, what,
@@ -67,6 +79,8 @@ struct managed_memory {
   /// @brief The same, attached to the host (cudaMemAttachHost): kernels may not touch it until it
   /// is attached to a stream or globally (attach()); on devices without concurrent managed
   /// access, the CPU may use it while kernels run.
+  /// @throws unimem::error when the runtime cannot allocate, naming `what`, the size in bytes
+  /// and `where`; never returns null.
   static void* allocate_host_attached(std::size_t bytes, const char* what, call_site where) {
     return detail::allocate_or_throw(
         [](void** p, std::size_t b) { return detail::backend::malloc_managed(p, b, true); },
@@ -78,13 +92,21 @@ struct managed_memory {
 
 /// @brief Memory of the current GPU: kernels and copies only, the CPU cannot touch it.
 struct device_memory {
+  /// @brief "device", for messages.
   static constexpr const char* name = "device";
+  /// @brief The unimem buffer of this kind, "device_buffer", for messages.
   static constexpr const char* buffer_name = "device_buffer";
+  /// @brief False: the CPU must not dereference its pointers.
   static constexpr bool host_accessible = false;
+  /// @brief True: kernels may dereference its pointers.
   static constexpr bool device_accessible = true;
+  /// @brief False: the bytes never move; access tags refuse this memory.
   static constexpr bool migrates = false;
+  /// @brief memory_residence::device, for the direction of copies.
   static constexpr memory_residence residence = memory_residence::device;
   /// @brief hipMalloc / cudaMalloc on the current device.
+  /// @throws unimem::error when the runtime cannot allocate, naming `what`, the size in bytes
+  /// and `where`; never returns null.
   static void* allocate(std::size_t bytes, const char* what, call_site where) {
     return detail::allocate_or_throw(
         [](void** p, std::size_t b) { return detail::backend::malloc_device(p, b); }, bytes, what,
@@ -97,13 +119,21 @@ struct device_memory {
 /// @brief Page-locked (pinned) host memory: the CPU uses it as any memory, copies run at full
 /// bus speed and asynchronously, kernels may read it over the bus.
 struct pinned_memory {
+  /// @brief "pinned", for messages.
   static constexpr const char* name = "pinned";
+  /// @brief The unimem buffer of this kind, "pinned_buffer", for messages.
   static constexpr const char* buffer_name = "pinned_buffer";
+  /// @brief True: the CPU may dereference its pointers.
   static constexpr bool host_accessible = true;
+  /// @brief True: kernels may dereference its pointers (over the bus).
   static constexpr bool device_accessible = true;
+  /// @brief False: the bytes never move; access tags refuse this memory.
   static constexpr bool migrates = false;
+  /// @brief memory_residence::host, for the direction of copies.
   static constexpr memory_residence residence = memory_residence::host;
   /// @brief cudaMallocHost; hipHostMalloc before HIP 6.4, hipHostAlloc from 6.4 on.
+  /// @throws unimem::error when the runtime cannot allocate, naming `what`, the size in bytes
+  /// and `where`; never returns null.
   static void* allocate(std::size_t bytes, const char* what, call_site where) {
     return detail::allocate_or_throw(
         [](void** p, std::size_t b) { return detail::backend::malloc_pinned(p, b); }, bytes, what,

@@ -1,4 +1,6 @@
 // unimem: pinned_buffer<T>, page-locked host memory for fast and asynchronous copies.
+/// @file
+/// @brief pinned_buffer, page-locked host memory for fast and asynchronous copies.
 #pragma once
 
 #include "config.hpp"
@@ -18,6 +20,12 @@ UNIMEM_BEGIN_NAMESPACE
 /// Move-only, with the constructors and accessors of managed_buffer. Allocation is
 /// cudaMallocHost; on HIP, hipHostMalloc before HIP 6.4 and hipHostAlloc from 6.4 on (where
 /// hipHostMalloc is deprecated). Pinning is expensive (milliseconds per GiB): allocate once.
+///
+/// The container interface (size(), bytes(), data(), operator[], at(), front(), back(), begin(),
+/// end(), view(), cview(), swap(), the member types) comes from the base class managed_buffer
+/// has too, which the reference does not list. launch() takes the buffer through unimem_view,
+/// copy() and fill() through data() and size(); the access tags refuse it (pinned memory
+/// never moves).
 template <class T>
 class pinned_buffer : public detail::host_array<T, pinned_memory> {
   using base = detail::host_array<T, pinned_memory>;
@@ -26,7 +34,9 @@ class pinned_buffer : public detail::host_array<T, pinned_memory> {
   using typename base::size_type;
   /// @brief An empty buffer; allocates nothing.
   pinned_buffer() noexcept = default;
-  /// @brief n value-initialised elements. @throws std::length_error, unimem::error
+  /// @brief n value-initialised elements.
+  /// @throws std::length_error when n > max_size().
+  /// @throws unimem::error when the runtime cannot allocate.
   explicit pinned_buffer(size_type n, call_site where = call_site::current()) : base(n, where) {}
   /// @brief n elements, left uninitialised.
   pinned_buffer(size_type n, uninitialized_t u, call_site where = call_site::current())

@@ -2,6 +2,9 @@
 // containers, first touch, stream attachment and readiness for CPU access, all through one
 // placement path (detail::place), which checks the location, applies the capability policy
 // (placement_policy.hpp) once and queues the runtime's calls in stream order.
+/// @file
+/// @brief Where managed data lives: prefetch(), advise() and unadvise() with their queries,
+/// first_touch(), attach() and ready_for_host(), over views and containers.
 #pragma once
 
 #include "config.hpp"
@@ -316,7 +319,7 @@ template <class T>
 /// - On a device that cannot migrate (policy ignore: returns unsupported): waits for every GPU
 ///   that may have work, since the CPU may then touch managed memory only while no kernel runs.
 /// An empty range returns empty and waits for nothing.
-/// @throws unimem::error, which carries any asynchronous error of the work waited for.
+/// @throws unimem::error carrying any asynchronous error of the work waited for.
 template <class T>
 hint_status ready_for_host(view<T> v, stream_ref s = {}, call_site where = call_site::current()) {
   if (v.empty()) return hint_status::empty;

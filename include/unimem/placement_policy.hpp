@@ -1,5 +1,8 @@
 // unimem: the capability policy of placement. What a placement call did (hint_status), and what
 // placement calls do on a device that cannot migrate managed pages (unsupported_policy).
+/// @file
+/// @brief hint_status (what a placement call did) and unsupported_policy (what placement calls do
+/// on a device that cannot migrate managed pages).
 #pragma once
 
 #include "config.hpp"

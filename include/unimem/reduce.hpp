@@ -1,5 +1,8 @@
 // unimem: warp and block reductions built on unimem/warp.hpp; correct for blocks whose size is
 // not a multiple of the warp size (and for any warp size).
+/// @file
+/// @brief Warp and block reductions, warp::reduce() and block::reduce() (device code only), with
+/// the operators plus and maximum; correct for any block size and any warp size.
 #pragma once
 
 #include "config.hpp"
@@ -10,6 +13,7 @@ UNIMEM_BEGIN_NAMESPACE
 
 /// @brief a + b, the default reduction operator.
 struct plus {
+  /// @brief a + b.
   template <class T>
   UNIMEM_HOST_DEVICE constexpr T operator()(const T& a, const T& b) const {
     return a + b;
@@ -17,6 +21,7 @@ struct plus {
 };
 /// @brief The larger of a and b.
 struct maximum {
+  /// @brief b when a < b, else a.
   template <class T>
   UNIMEM_HOST_DEVICE constexpr T operator()(const T& a, const T& b) const {
     return a < b ? b : a;
@@ -54,6 +59,7 @@ __device__ inline T reduce(T v, Op op = {}) {
 
 }  // namespace warp
 
+/// @brief Block-level code: reduce() over all threads of a block.
 namespace block {
 
 /// @brief Reduces v over all threads of the block with op (associative and commutative) and

@@ -1,4 +1,6 @@
 // unimem: stream, an owning runtime stream of one device, and the runtime calls of stream_ref.
+/// @file
+/// @brief stream, an owning runtime stream of one device; defines the runtime calls of stream_ref.
 #pragma once
 
 #include "config.hpp"
@@ -93,14 +95,20 @@ class stream {
     detail::check(detail::backend::stream_create(&handle_, f == flags::non_blocking), where);
   }
 
+  /// @brief Not copyable: a stream owns its handle.
   stream(const stream&) = delete;
+  /// @brief Not copyable: a stream owns its handle.
   stream& operator=(const stream&) = delete;
+  /// @brief Takes the other stream's handle and device; the other is left empty.
   stream(stream&& other) noexcept
       : handle_(std::exchange(other.handle_, nullptr)), device_(std::exchange(other.device_, -1)) {}
+  /// @brief Destroys this stream, if any, and takes the other's handle and device; the other
+  /// is left empty.
   stream& operator=(stream&& other) noexcept {
     stream(std::move(other)).swap(*this);
     return *this;
   }
+  /// @brief Destroys the stream, if any; never throws.
   ~stream() {
     if (handle_ != nullptr) (void)detail::backend::stream_destroy(handle_);
   }
@@ -113,8 +121,10 @@ class stream {
 
   /// @brief A non-owning reference to this stream, which knows the stream's device.
   [[nodiscard]] stream_ref ref() const& noexcept { return stream_ref(handle_, device_); }
+  /// @brief Converts to a stream_ref that knows the stream's device, as ref() does.
   operator stream_ref() const& noexcept { return ref(); }  // NOLINT: streams are stream_refs
 
+  /// @brief Does not compile: a temporary stream does not convert to stream_ref.
   /// A temporary stream is destroyed at the end of the statement, and the runtime hands its
   /// handle to the next stream created: a stream_ref kept from it (in a launch_config, a
   /// first_touch, ...) would silently name an unrelated stream. Name the stream instead.
@@ -127,6 +137,7 @@ class stream {
                   "Create a named unimem::stream and pass that.");
     return {};
   }
+  /// @brief Does not compile: ref() of a temporary stream is refused, as the conversion above.
   template <class Self = stream>
   stream_ref ref() const&& noexcept {  // see the conversion above
     static_assert(!std::is_same<Self, Self>::value,

@@ -1,6 +1,8 @@
 // unimem: stream_ref, a non-owning handle to a runtime stream. Runtime-free: the handle type is
 // forward-declared (detail/backend/handles.hpp), and the calls that need the runtime are
 // defined by stream.hpp.
+/// @file
+/// @brief stream_ref, a non-owning handle to a runtime stream, and default_stream. Runtime-free.
 #pragma once
 
 #include "config.hpp"
@@ -55,7 +57,7 @@ class stream_ref {
   }
 
   /// @brief Waits until all work queued on the stream has finished.
-  /// @throws unimem::error, which carries any asynchronous error of that work.
+  /// @throws unimem::error carrying any asynchronous error of that work.
   template <class Tag = detail::stream_calls_tag>
   void synchronize(call_site where = call_site::current()) const {
     detail::stream_calls<Tag>::synchronize(handle_, where);

@@ -1,5 +1,7 @@
 // unimem: portable, fast GPU unified memory for HIP (AMD, NVIDIA) and CUDA.
 // The umbrella header: include this one. Each header below is one concept and compiles alone.
+/// @file
+/// @brief The umbrella header: includes every public header.
 #pragma once
 
 // Runtime-free vocabulary (no GPU runtime header needed).

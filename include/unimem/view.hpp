@@ -1,5 +1,7 @@
 // unimem: view<T>, the non-owning (pointer, size) pair that kernels receive. Runtime-free: it
 // compiles without any GPU runtime header.
+/// @file
+/// @brief view, the non-owning (pointer, size) pair that kernels receive. Runtime-free.
 #pragma once
 
 #include "argument_error.hpp"
@@ -23,12 +25,19 @@ UNIMEM_BEGIN_NAMESPACE
 template <class T>
 class view {
  public:
+  /// @brief The element type as given, const included (T).
   using element_type = T;
+  /// @brief The element type without const and volatile.
   using value_type = std::remove_cv_t<T>;
+  /// @brief The type of sizes and indices (std::size_t).
   using size_type = std::size_t;
+  /// @brief The type of iterator differences (std::ptrdiff_t).
   using difference_type = std::ptrdiff_t;
+  /// @brief A pointer to an element (T*).
   using pointer = T*;
+  /// @brief A reference to an element (T&).
   using reference = T&;
+  /// @brief The iterator: a plain pointer (T*), since the elements are contiguous.
   using iterator = T*;
 
   /// @brief An empty view.

@@ -20,6 +20,10 @@
 //                       unimem::device::warp_size()). In an AMD device pass that cannot know the
 //                       size (clang >= 22), using it does not compile: unimem never guesses.
 //   UNIMEM_WARP_SIZE    defined exactly where warp::static_size is the target's size, for #if.
+/// @file
+/// @brief Portable warp-level code: the warp size, lane masks, shuffles and votes with one meaning
+/// on every backend (see the comment at the top of this header for what is known at compile
+/// time).
 #pragma once
 
 #include "config.hpp"
@@ -28,6 +32,11 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+
+/// @def UNIMEM_WARP_SIZE
+/// @brief The target's warp size for `#if`, defined exactly where warp::static_size is the
+/// target's size: always on NVIDIA (32); on AMD only in a device pass whose compiler states
+/// the size (clang <= 21). Test it with `#ifdef` first.
 
 #if defined(UNIMEM_DETAIL_HIP_AMD)
 // Read once, here: clang 21 marks the macro deprecated (clang 22 removed it), and a plain number
@@ -49,6 +58,7 @@
 #endif
 
 UNIMEM_BEGIN_NAMESPACE
+/// @brief Warp-level code: the warp size, lane masks, shuffles, votes and reduce() (reduce.hpp).
 namespace warp {
 
 #if defined(UNIMEM_DETAIL_HIP_AMD)
@@ -57,9 +67,10 @@ using lane_mask_t = std::uint64_t;
 /// @brief The largest warp size of this backend's targets: 64 on AMD.
 inline constexpr int max_size = 64;
 #else
-/// @brief A set of lanes, one bit per lane (32 on NVIDIA).
+/// @brief A set of lanes, one bit per lane: std::uint32_t on NVIDIA (std::uint64_t on AMD,
+/// where a wave32 target uses the low half).
 using lane_mask_t = std::uint32_t;
-/// @brief The largest warp size of this backend's targets: 32 on NVIDIA.
+/// @brief The largest warp size of this backend's targets: 32 on NVIDIA (64 on AMD).
 inline constexpr int max_size = 32;
 #endif
 /// @brief The smallest warp size of any target: 32.
@@ -119,7 +130,8 @@ __device__ inline int size() noexcept {
 #endif
 }
 #else
-/// @brief The warp size of the target being compiled: 32 on NVIDIA.
+/// @brief The warp size of the target being compiled: constexpr 32 on NVIDIA (on AMD 32 or
+/// 64, a constant in the generated code but not a constant expression).
 __host__ __device__ constexpr int size() noexcept { return 32; }
 #endif
 

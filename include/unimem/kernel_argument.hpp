@@ -70,16 +70,26 @@ constexpr bool viewable_v =
 
 /// The memory kind a range type declares (C::memory_kind, or its allocator's), or void.
 template <class C, class = void>
-struct declared_memory_kind {
+struct member_memory_kind {
   using type = void;
 };
 template <class C>
-struct declared_memory_kind<C, std::void_t<typename C::allocator_type::memory_kind>> {
+struct member_memory_kind<C, std::void_t<typename C::memory_kind>> {
+  using type = typename C::memory_kind;
+};
+template <class C, class = void>
+struct allocator_memory_kind {
+  using type = void;
+};
+template <class C>
+struct allocator_memory_kind<C, std::void_t<typename C::allocator_type::memory_kind>> {
   using type = typename C::allocator_type::memory_kind;
 };
 template <class C>
-struct declared_memory_kind<C, std::void_t<typename C::memory_kind>> {
-  using type = typename C::memory_kind;
+struct declared_memory_kind {
+  using type = std::conditional_t<!std::is_void<typename member_memory_kind<C>::type>::value,
+                                  typename member_memory_kind<C>::type,
+                                  typename allocator_memory_kind<C>::type>;
 };
 template <class C>
 using declared_memory_kind_t = typename declared_memory_kind<std::remove_cv_t<C>>::type;

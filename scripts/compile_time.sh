@@ -1,0 +1,415 @@
+#!/usr/bin/env bash
+# Compile-time cost of unimem in a user's translation unit. unimem is header-only: every user's
+# TU compiles it, so each public header, the umbrella header and each example are timed against
+# the raw form of the same TU (fmt keeps a similar test).
+#
+#   bash scripts/compile_time.sh [options]
+#
+#   --toolchain NAME  cuda, hip-amd, hip-nvidia or g++ (repeatable; default: all four).
+#                     cuda        nvcc ($CUDACXX, /usr/local/cuda/bin/nvcc, the newest
+#                                 /usr/local/cuda-*, else PATH) -O2 -arch=sm_90 -std=c++17
+#                     hip-amd     hipcc (HIP_PLATFORM=amd) --offload-arch=gfx90a -O2 -std=c++17
+#                     hip-nvidia  HIP_PLATFORM=nvidia hipcc over Debian's CUDA 11.8 with g++-11
+#                                 (CUDA_PATH=cmake/debian-cuda-11.8) -arch=sm_90 -O2 -std=c++17
+#                     g++         the plain C++ pass (below); no timing
+#                     A toolchain that is not installed is skipped with a line saying why.
+#   --reps N          compiles per TU; the median wall time is reported (default 5, 3 with
+#                     --quick). Each compile is `-c` to an object file, one at a time.
+#   --quick           only the TUs that have a target: raw, the value-type headers, the
+#                     umbrella header, vector_add and its raw form.
+#   --no-fail         report only: exit 0 even when a target fails.
+#   --by wall|cpu     what the targets judge: the wall-time ratio (default) or the CPU-time
+#                     ratio (user + system), which other load on a busy machine disturbs less.
+#   --rev REV         measure include/ and examples/ as committed at REV (git archive) instead
+#                     of the working tree (which may be mid-edit).
+#   --keep            keep the temporary folder (generated TUs, compiler logs) and print it.
+#
+# Translation units (generated into a temporary folder):
+#   raw               the runtime header (<cuda_runtime.h> or <hip/hip_runtime.h>), one trivial
+#                     __global__ kernel and int main.
+#   <unimem/H>        raw + #include <unimem/H>, for every include/unimem/*.hpp found at run time.
+#   umbrella          raw + #include <unimem/unimem.hpp>.
+#   vector_add        examples/vector_add.cpp as is, against scripts/compile_time/vector_add_raw.cu
+#                     (the same program on the raw runtime; builds as CUDA and as HIP).
+#   other examples    examples/*.cpp against raw (informational).
+# Every TU of a toolchain gets the same flags (-I include, the UNIMEM_BACKEND_* define the CMake
+# target passes). Repetitions are interleaved (raw, h1, ..., h8, raw, h9, ..., then again from
+# raw) so that a burst of load on a noisy machine spreads over all TUs instead of hitting all
+# compiles of one; raw, the baseline of nearly every ratio, runs after every 8 TUs.
+#
+# Table columns: median wall seconds and its ratio to the baseline, median CPU seconds (user +
+# system of the compiler's processes, less disturbed by other load) and its ratio, the
+# baseline, the target and PASS/FAIL (judged on the wall ratio, or the CPU one with --by cpu).
+#
+# Targets (PASS/FAIL lines): umbrella <= 1.5 x raw; vector_add <= 1.3 x vector_add_raw; each
+# value-type header that exists (config, version, view, location, launch_config, stream_ref,
+# argument_error, kernel_argument) <= 1.05 x raw. A TU that does not compile fails its target.
+#
+# Plain C++ pass (g++): each value-type header alone, `g++ -std=c++17 -fsyntax-only`, once with
+# -DUNIMEM_BACKEND_CUDA and once with -DUNIMEM_BACKEND_HIP -D__HIP_PLATFORM_AMD__, with no GPU
+# runtime: the runtime's headers are shadowed by ones that #error (Debian installs CUDA's and
+# HIP's headers in /usr/include, where g++ would find them). Informational; it does not change
+# the exit status.
+#
+# Environment: CUDACXX (the cuda toolchain's nvcc), CXX_PLAIN (the plain pass's compiler,
+# default g++), TMPDIR.
+#
+# Exit status: 0 every target passed (or --no-fail); 1 a target failed; 2 bad usage; 3 no
+# toolchain could run.
+#
+# Examples:
+#   bash scripts/compile_time.sh --toolchain cuda --reps 3     (the GPU machine: nvcc 13 only)
+#   bash scripts/compile_time.sh --quick --no-fail
+set -uo pipefail
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/toolchains.sh
+source "$script_dir/toolchains.sh"  # unimem_root, unimem_native_nvcc
+
+value_headers=(config.hpp version.hpp view.hpp location.hpp launch_config.hpp stream_ref.hpp
+               argument_error.hpp kernel_argument.hpp)
+target_umbrella=1.5
+target_vector_add=1.3
+target_value=1.05
+
+usage() { sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
+die_usage() { echo "compile_time.sh: $*" >&2; echo "(--help for the options)" >&2; exit 2; }
+
+toolchains=() reps="" quick=0 no_fail=0 rev="" keep=0 by=wall
+while [ $# -gt 0 ]; do
+  case $1 in
+    --toolchain) [ $# -ge 2 ] || die_usage "--toolchain needs a name"; toolchains+=("$2"); shift 2 ;;
+    --toolchain=*) toolchains+=("${1#*=}"); shift ;;
+    --reps) [ $# -ge 2 ] || die_usage "--reps needs a number"; reps=$2; shift 2 ;;
+    --reps=*) reps=${1#*=}; shift ;;
+    --quick) quick=1; shift ;;
+    --no-fail) no_fail=1; shift ;;
+    --rev) [ $# -ge 2 ] || die_usage "--rev needs a revision"; rev=$2; shift 2 ;;
+    --rev=*) rev=${1#*=}; shift ;;
+    --keep) keep=1; shift ;;
+    --by) [ $# -ge 2 ] || die_usage "--by needs wall or cpu"; by=$2; shift 2 ;;
+    --by=*) by=${1#*=}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) die_usage "unknown option '$1'" ;;
+  esac
+done
+if [ -z "$reps" ]; then
+  if [ $quick = 1 ]; then reps=3; else reps=5; fi
+fi
+[[ $by =~ ^(wall|cpu)$ ]] || die_usage "--by wants wall or cpu, not '$by'"
+[[ $reps =~ ^[1-9][0-9]*$ ]] || die_usage "--reps wants a positive whole number, not '$reps'"
+[ ${#toolchains[@]} -gt 0 ] || toolchains=(cuda hip-amd hip-nvidia g++)
+for i in "${!toolchains[@]}"; do
+  case ${toolchains[$i]} in
+    cuda|hip-amd|hip-nvidia|g++) ;;
+    plain|cxx|gxx) toolchains[i]=g++ ;;
+    *) die_usage "unknown toolchain '${toolchains[$i]}' (cuda, hip-amd, hip-nvidia, g++)" ;;
+  esac
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/unimem-compile-time.XXXXXX") || exit 1
+if [ $keep = 1 ]; then
+  trap 'echo "compile_time.sh: kept $work"' EXIT
+else
+  trap 'rm -rf "$work"' EXIT
+fi
+
+# The sources measured: the working tree, or include/ and examples/ of a revision.
+src=$unimem_root
+if [ -n "$rev" ]; then
+  src=$work/src
+  mkdir -p "$src"
+  git -C "$unimem_root" archive "$rev" include examples | tar -x -C "$src" ||
+    die_usage "cannot read include/ and examples/ at revision '$rev'"
+fi
+raw_vector_add=$script_dir/compile_time/vector_add_raw.cu
+
+headers=() present_values=() examples=()
+for f in "$src"/include/unimem/*.hpp; do
+  [ -e "$f" ] || continue
+  h=${f##*/}
+  [ "$h" = unimem.hpp ] || headers+=("$h")
+done
+for h in "${value_headers[@]}"; do
+  [ -e "$src/include/unimem/$h" ] && present_values+=("$h")
+done
+for f in "$src"/examples/*.cpp "$src"/examples/*.cu; do
+  [ -e "$f" ] || continue
+  b=${f##*/}
+  [ "${b%.*}" = vector_add ] || examples+=("$b")
+done
+is_value_header() {
+  local v
+  for v in "${present_values[@]}"; do [ "$v" = "$1" ] && return 0; done
+  return 1
+}
+
+failures=()   # "toolchain: line" of each failed target
+ran=0 timed=0
+
+# ---------------------------------------------------------------------------------------------
+# Timed toolchains
+
+# tc_setup NAME: sets cc (the compile command without file arguments), ext (of generated TUs),
+# runtime_header and tc_desc; prints why and fails when the toolchain is not installed.
+tc_setup() {
+  local nvcc
+  case $1 in
+    cuda)
+      nvcc=$(unimem_native_nvcc 2>/dev/null) || true
+      [ -n "$nvcc" ] || { echo "no nvcc (CUDACXX, /usr/local/cuda/bin/nvcc, /usr/local/cuda-*, PATH)"; return 1; }
+      cc=("$nvcc" -O2 -arch=sm_90 -std=c++17 -x cu -DUNIMEM_BACKEND_CUDA)
+      ext=cu runtime_header="cuda_runtime.h"
+      tc_desc="$nvcc ($("$nvcc" --version 2>/dev/null | grep -o 'release [0-9.]*' | head -1))" ;;
+    hip-amd)
+      command -v hipcc >/dev/null || { echo "no hipcc on PATH (Debian: apt-get install hipcc libamdhip64-dev)"; return 1; }
+      cc=(env HIP_PLATFORM=amd hipcc --offload-arch=gfx90a -O2 -std=c++17
+          -DUNIMEM_BACKEND_HIP -DUNIMEM_RAW_HIP)
+      ext=cpp runtime_header="hip/hip_runtime.h"
+      tc_desc="$(command -v hipcc) (HIP $(HIP_PLATFORM=amd hipconfig --version 2>/dev/null || echo '?'), AMD)" ;;
+    hip-nvidia)
+      local cuda_path=$unimem_root/cmake/debian-cuda-11.8
+      command -v hipcc >/dev/null || { echo "no hipcc on PATH (Debian: apt-get install hipcc libamdhip64-dev)"; return 1; }
+      [ -x "$cuda_path/bin/nvcc" ] || { echo "no CUDA 11.8 nvcc at $cuda_path/bin/nvcc (Debian non-free: nvidia-cuda-toolkit)"; return 1; }
+      command -v g++-11 >/dev/null || { echo "no g++-11 (nvcc 11.8's host compiler)"; return 1; }
+      cc=(env HIP_PLATFORM=nvidia CUDA_PATH="$cuda_path" PATH="/usr/bin:$PATH"
+          hipcc -ccbin g++-11 -arch=sm_90 -O2 -std=c++17 -DUNIMEM_BACKEND_HIP -DUNIMEM_RAW_HIP)
+      ext=cpp runtime_header="hip/hip_runtime.h"
+      tc_desc="HIP_PLATFORM=nvidia $(command -v hipcc) (HIP $(HIP_PLATFORM=nvidia hipconfig --version 2>/dev/null || echo '?'), nvcc $("$cuda_path/bin/nvcc" --version 2>/dev/null | grep -o 'release [0-9.]*' | head -1 | cut -d' ' -f2), g++-11)" ;;
+  esac
+  cc+=(-I "$src/include")
+}
+
+# write_tu FILE [HEADER]: the raw TU, plus #include <unimem/HEADER> when given.
+write_tu() {
+  {
+    echo "#include <$runtime_header>"
+    [ $# -ge 2 ] && echo "#include <unimem/$2>"
+    echo "__global__ void trivial_kernel(int* p) { if (p != nullptr) *p = 1; }"
+    echo "int main() { return 0; }"
+  } >"$1"
+}
+
+median() {  # of the numbers in file $1, one per line
+  sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) exit; if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+run_timed() {
+  local tc=$1 reason
+  local dir=$work/$tc
+  mkdir -p "$dir"
+  if ! reason=$(tc_setup "$tc"); then
+    echo "== $tc: skipped: $reason"
+    echo
+    return
+  fi
+  tc_setup "$tc" >/dev/null
+
+  # The TUs: label, file, index of the baseline (-1: none), target ratio (empty: none).
+  local -a name file base target
+  name=(raw) file=("$dir/raw.$ext") base=(-1) target=("")
+  write_tu "${file[0]}"
+  local h b n i
+  for h in "${headers[@]}"; do
+    if is_value_header "$h"; then
+      name+=("<unimem/$h>") target+=("$target_value")
+    elif [ $quick = 1 ]; then
+      continue
+    else
+      name+=("<unimem/$h>") target+=("")
+    fi
+    file+=("$dir/h_${h%.hpp}.$ext") base+=(0)
+    write_tu "${file[-1]}" "$h"
+  done
+  name+=("umbrella <unimem/unimem.hpp>") file+=("$dir/umbrella.$ext") base+=(0) target+=("$target_umbrella")
+  write_tu "${file[-1]}" unimem.hpp
+  local raw_va=${#name[@]}
+  name+=("scripts/compile_time/vector_add_raw.cu") file+=("$raw_vector_add") base+=(0) target+=("")
+  if [ -e "$src/examples/vector_add.cpp" ]; then
+    name+=("examples/vector_add.cpp") file+=("$src/examples/vector_add.cpp") base+=("$raw_va")
+    target+=("$target_vector_add")
+  else
+    echo "$tc: examples/vector_add.cpp is missing: its target fails" >&2
+    failures+=("$tc: examples/vector_add.cpp is missing")
+  fi
+  if [ $quick = 0 ]; then
+    for b in "${examples[@]}"; do
+      name+=("examples/$b") file+=("$src/examples/$b") base+=(0) target+=("")
+    done
+  fi
+  n=${#name[@]}
+
+  # A first, untimed compile of raw: the toolchain works, and the caches are warm.
+  if ! "${cc[@]}" -c "${file[0]}" -o "$dir/warm.o" >"$dir/warm.log" 2>&1; then
+    echo "== $tc: skipped: the raw TU does not compile with ${cc[*]}:"
+    head -n 5 "$dir/warm.log" | sed 's/^/   /'
+    echo
+    return
+  fi
+  ran=1 timed=1
+
+  local -a broken
+  for ((i = 0; i < n; i++)); do : >"$dir/wall$i"; : >"$dir/cpu$i"; broken[i]=0; done
+  # One repetition: every TU once, and raw (the baseline of nearly every ratio) again after
+  # every 8 others, so that one unlucky raw compile does not skew a whole column.
+  local -a order=(0)
+  for ((i = 1; i < n; i++)); do
+    order+=("$i")
+    ((i % 8 == 0 && i + 1 < n)) && order+=(0)
+  done
+  local rep TIMEFORMAT='%R %U %S' times
+  for ((rep = 1; rep <= reps; rep++)); do
+    printf '%s: repetition %d of %d, %d TUs, %d compiles ' "$tc" "$rep" "$reps" "$n" "${#order[@]}" >&2
+    for i in "${order[@]}"; do
+      [ "${broken[i]}" = 1 ] && continue
+      # bash's time keyword: wall, user and system seconds of the compile (all its processes).
+      if times=$({ time "${cc[@]}" -c "${file[i]}" -o "$dir/o$i.o" >"$dir/log$i" 2>&1; } 2>&1); then
+        read -r wall user sys <<<"$times"
+        echo "$wall" >>"$dir/wall$i"
+        awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f\n", u + s }' >>"$dir/cpu$i"
+        printf . >&2
+      else
+        broken[i]=1
+        printf x >&2
+      fi
+    done
+    echo >&2
+  done
+
+  # The table: wall time decides; CPU time (user + system, less disturbed by other load on the
+  # machine) is shown beside it to judge the noise.
+  local -a wall cpu
+  for ((i = 0; i < n; i++)); do
+    wall[i]=$(median "$dir/wall$i") cpu[i]=$(median "$dir/cpu$i")
+  done
+  echo "== $tc: $tc_desc"
+  echo "   flags: ${cc[*]:1}" | sed "s|$src/include|include|g; s|PATH=/usr/bin:$PATH|PATH=/usr/bin:\$PATH|"
+  echo "   median of $reps compiles each, raw $(wc -l <"$dir/wall0"); -c, one at a time, interleaved; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  printf '%-40s %7s %7s %7s %7s  %-17s %s\n' TU "wall s" ratio "cpu s" "cpu r" vs "target ($by)"
+  local ratio cratio judged vs verdict line
+  for ((i = 0; i < n; i++)); do
+    if [ "${broken[i]}" = 1 ]; then
+      line=$(printf '%-40s %7s %7s %7s %7s  %-17s' "${name[i]}" error - - - -)
+      if [ -n "${target[i]}" ]; then
+        line+=" <= ${target[i]}  FAIL (does not compile)"
+        failures+=("$tc: ${name[i]} does not compile")
+      fi
+      echo "$line"
+      grep -m 3 -E ': (fatal )?error' "$dir/log$i" | cut -c1-160 | sed "s|$src/||g; s/^/      /"
+      continue
+    fi
+    b=${base[i]}
+    if [ "$b" -lt 0 ]; then
+      ratio=1.000 cratio=1.000 vs=-
+    elif [ "${broken[b]}" = 1 ]; then
+      ratio=- cratio=- vs="${name[b]##*/} (error)"
+    else
+      ratio=$(awk -v a="${wall[i]}" -v r="${wall[b]}" 'BEGIN { printf "%.3f", a / r }')
+      cratio=$(awk -v a="${cpu[i]}" -v r="${cpu[b]}" 'BEGIN { printf "%.3f", a / r }')
+      vs=${name[b]##*/}
+    fi
+    line=$(printf '%-40s %7.3f %7s %7.3f %7s  %-17s' "${name[i]}" "${wall[i]}" "$ratio" "${cpu[i]}" "$cratio" "$vs")
+    if [ -n "${target[i]}" ]; then
+      judged=$ratio
+      [ "$by" = cpu ] && judged=$cratio
+      if [ "$judged" != "-" ] && awk -v x="$judged" -v t="${target[i]}" 'BEGIN { exit !(x <= t) }'; then
+        verdict=PASS
+      else
+        verdict=FAIL
+        failures+=("$tc: ${name[i]} ${judged}x $vs ($by) > ${target[i]}x")
+      fi
+      line+=" <= ${target[i]}  $verdict"
+    fi
+    echo "${line%"${line##*[! ]}"}"
+  done
+  local missing=()
+  for h in "${value_headers[@]}"; do is_value_header "$h" || missing+=("$h"); done
+  [ ${#missing[@]} -eq 0 ] || echo "   value-type headers not present (no target line): ${missing[*]}"
+  echo
+}
+
+# ---------------------------------------------------------------------------------------------
+# Plain C++ pass: the value-type headers without any GPU runtime.
+
+run_plain() {
+  local cxx=${CXX_PLAIN:-g++} dir=$work/plain
+  if ! command -v "$cxx" >/dev/null; then
+    echo "== g++: skipped: no $cxx on PATH"
+    echo
+    return
+  fi
+  ran=1
+  mkdir -p "$dir/poison/hip"
+  # Shadow the runtimes' entry points, and whatever runtime header unimem includes by name.
+  local -a runtime=(cuda.h cuda_runtime.h cuda_runtime_api.h driver_types.h vector_types.h
+                    device_launch_parameters.h cuda_fp16.h cuda_bf16.h cooperative_groups.h
+                    hip/hip_runtime.h hip/hip_runtime_api.h hip/hip_version.h hip/hip_common.h
+                    hip/hip_fp16.h hip/hip_cooperative_groups.h hip/driver_types.h)
+  local r
+  while read -r r; do runtime+=("$r"); done < <(
+    grep -rhoE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<(cuda|hip/|cub/|thrust/|hipcub/|rocprim/|nv/|cooperative_groups|device_)[^>]*>' \
+      "$src/include/unimem" 2>/dev/null | sed 's/.*<//; s/>.*//' | sort -u)
+  for r in "${runtime[@]}"; do
+    mkdir -p "$dir/poison/$(dirname "$r")"
+    echo "#error \"GPU runtime header <$r> reached\"" >"$dir/poison/$r"
+  done
+
+  echo "== g++ (plain C++, no GPU runtime): $("$cxx" --version | head -1)"
+  echo "   $cxx -std=c++17 -fsyntax-only -I include; GPU runtime headers shadowed by #error"
+  printf '%-32s %-28s %s\n' header "-DUNIMEM_BACKEND_CUDA" "-DUNIMEM_BACKEND_HIP -D__HIP_PLATFORM_AMD__"
+  local h cfg out gpu
+  local -a cell notes=()
+  for h in "${value_headers[@]}"; do
+    if ! is_value_header "$h"; then
+      printf '%-32s %s\n' "<unimem/$h>" "(not present)"
+      continue
+    fi
+    echo "#include <unimem/$h>" >"$dir/${h%.hpp}.cpp"
+    cell=()
+    for cfg in "-DUNIMEM_BACKEND_CUDA" "-DUNIMEM_BACKEND_HIP -D__HIP_PLATFORM_AMD__"; do
+      # -H lists every header opened: a runtime header reached under another name shows there.
+      # shellcheck disable=SC2086
+      if out=$("$cxx" -std=c++17 -fsyntax-only -H $cfg -I "$dir/poison" -I "$src/include" \
+                 "$dir/${h%.hpp}.cpp" 2>&1); then
+        gpu=$(grep -E '^\.+ ' <<<"$out" | grep -m1 -E '/(hip|hsa|crt|cub|thrust|nv)/|/cuda[^/]*\.h$|/cuda[^/]*/' |
+              sed 's/^\.* //')
+        if [ -z "$gpu" ]; then
+          cell+=("compiles")
+        else
+          cell+=("compiles, but reaches [${#notes[@]}]")
+          notes+=("[$((${#notes[@]}))] <unimem/$h> $cfg: reaches the GPU runtime header $gpu")
+        fi
+      elif r=$(grep -m1 -o 'GPU runtime header <[^>]*>' <<<"$out"); then
+        cell+=("needs ${r#GPU runtime header }")
+      else
+        cell+=("error [${#notes[@]}]")
+        notes+=("[${#notes[@]}] <unimem/$h> $cfg: $(grep -m1 -E ': (fatal )?error' <<<"$out" | sed "s|$src/||; s|$dir/||" | cut -c1-200)")
+      fi
+    done
+    printf '%-32s %-28s %s\n' "<unimem/$h>" "${cell[0]}" "${cell[1]}"
+  done
+  [ ${#notes[@]} -eq 0 ] || printf '   %s\n' "${notes[@]}"
+  echo "   (informational: a value-type header should compile without a GPU runtime)"
+  echo
+}
+
+[ -n "$rev" ] && echo "compile_time.sh: measuring include/ and examples/ at $rev ($(git -C "$unimem_root" rev-parse --short "$rev"))" && echo
+for tc in "${toolchains[@]}"; do
+  case $tc in
+    g++) run_plain ;;
+    *) run_timed "$tc" ;;
+  esac
+done
+
+if [ $ran = 0 ]; then
+  echo "compile_time.sh: no toolchain could run"
+  exit 3
+fi
+if [ ${#failures[@]} -eq 0 ]; then
+  if [ $timed = 1 ]; then echo "compile_time.sh: every target passed"; else echo "compile_time.sh: no timed toolchain ran, no targets"; fi
+  exit 0
+fi
+echo "compile_time.sh: ${#failures[@]} target(s) failed:"
+printf '  %s\n' "${failures[@]}"
+[ $no_fail = 1 ] && exit 0
+exit 1

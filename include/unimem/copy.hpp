@@ -98,29 +98,30 @@ void queue_copy(Dst& dst, const Src& src, stream_ref s, const char* what, call_s
         where);
 }
 
-/// Writes `size` bytes of `pattern` at p in stream order, with the widest memset its alignment
-/// allows (the runtime's 32-, 16- or 8-bit memset), one call per word.
-inline void write_pattern(unsigned char* p, const unsigned char* pattern, std::size_t size,
-                          backend::stream_handle s, call_site where) {
+/// Writes copy i of `pattern` (`size` bytes) at p + i * size for i < n, in stream order, with
+/// strided memsets: one 32-bit 2-D memset per word where the size and the address allow it and
+/// the runtime has one, else one 8-bit 2-D memset per byte. The memsets are device work on
+/// every kind of memory (copies between host-resident buffers would block the host).
+inline void write_strided(unsigned char* p, std::size_t n, const unsigned char* pattern,
+                          std::size_t size, backend::stream_handle s, call_site where) {
   const auto address = reinterpret_cast<std::uintptr_t>(p);
   std::size_t i = 0;
   if (size % 4 == 0 && address % 4 == 0) {
     for (; i < size; i += 4) {
       std::uint32_t w;
       std::memcpy(&w, pattern + i, 4);
-      const backend::result r = backend::memset32_async(p + i, w, 1, s);
-      if (r.code == backend::error_not_supported) break;  // no 32-bit memset here: bytes below
+      const backend::result r = backend::memset2d32_async(p + i, size, w, n, s);
+      if (r.code == backend::error_not_supported) break;  // bytes below
       check(r, where);
     }
   }
-  for (; i < size; ++i) check(backend::memset_async(p + i, pattern[i], 1, s), where);
+  for (; i < size; ++i) check(backend::memset2d_async(p + i, size, pattern[i], n, s), where);
 }
 
-/// Fills [p, p + n) with copies of value, all in stream order on s, never blocking the host:
-/// one memset where the value is one repeated byte; the runtime's 16- or 32-bit memset for
-/// 2- and 4-byte values; otherwise the first element is written with word memsets and then
-/// doubled by device-to-device copies (log2(n) copies, n elements moved in total; no kernel,
-/// so plain C++ code can fill).
+/// Fills [p, p + n) with copies of value, all in stream order on s, never blocking the host and
+/// launching no kernel of unimem's own (plain C++ code can fill): one memset where the value
+/// is one repeated byte; the runtime's 16- or 32-bit memset for 2- and 4-byte values; strided
+/// 2-D memsets, one per word of the value, otherwise.
 template <class T>
 void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s, call_site where) {
   if (n == 0) return;
@@ -148,13 +149,7 @@ void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s, c
       if (r.code != backend::error_not_supported) return check(r, where);
     }
   }
-  write_pattern(reinterpret_cast<unsigned char*>(p), bytes, sizeof(T), s, where);
-  for (std::size_t done = 1; done < n;) {
-    const std::size_t chunk = done < n - done ? done : n - done;
-    check(backend::memcpy_async(p + done, p, chunk * sizeof(T), backend::copy_kind::infer, s),
-          where);
-    done += chunk;
-  }
+  write_strided(reinterpret_cast<unsigned char*>(p), n, bytes, sizeof(T), s, where);
 }
 
 }  // namespace detail

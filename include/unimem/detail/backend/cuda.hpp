@@ -305,6 +305,19 @@ inline result memset16_async(void* p, unsigned short value, std::size_t count,
   if (r < 0) return {cudaErrorNotSupported, "cuMemsetD16Async (driver entry point not available)"};
   return {r == 1 ? cudaSuccess : cudaErrorInvalidValue, "cuMemsetD16Async"};
 }
+/// `height` bytes set to value, `pitch` bytes apart, in stream order (a strided memset).
+inline result memset2d_async(void* p, std::size_t pitch, int value, std::size_t height,
+                             stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaMemset2DAsync(p, pitch, value, 1, height, s));
+}
+/// `height` 32-bit words at p (4-byte aligned) set to value, `pitch` bytes apart, in stream
+/// order; error_not_supported where the driver's 2-D memset cannot be reached.
+inline result memset2d32_async(void* p, std::size_t pitch, unsigned value, std::size_t height,
+                               stream_handle s) noexcept {
+  const int r = cuda_driver::memset_d2d32_async(p, pitch, value, 1, height, s);
+  if (r < 0) return {cudaErrorNotSupported, "cuMemsetD2D32Async (driver entry point not available)"};
+  return {r == 1 ? cudaSuccess : cudaErrorInvalidValue, "cuMemsetD2D32Async"};
+}
 /// `count` 32-bit words at p (4-byte aligned) set to value, in stream order.
 inline result memset32_async(void* p, unsigned value, std::size_t count,
                              stream_handle s) noexcept {

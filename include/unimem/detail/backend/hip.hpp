@@ -349,6 +349,28 @@ inline result memset16_async(void* p, unsigned short value, std::size_t count,
   return {r == 1 ? hipSuccess : hipErrorInvalidValue, "cuMemsetD16Async"};
 #endif
 }
+/// `height` bytes set to value, `pitch` bytes apart, in stream order (a strided memset).
+inline result memset2d_async(void* p, std::size_t pitch, int value, std::size_t height,
+                             stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipMemset2DAsync(p, pitch, value, 1, height, s));
+}
+/// `height` 32-bit words at p (4-byte aligned) set to value, `pitch` bytes apart, in stream
+/// order; error_not_supported where there is no 32-bit 2-D memset (HIP has none on AMD).
+inline result memset2d32_async(void* p, std::size_t pitch, unsigned value, std::size_t height,
+                               stream_handle s) noexcept {
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  (void)p;
+  (void)pitch;
+  (void)value;
+  (void)height;
+  (void)s;
+  return {hipErrorNotSupported, "a 32-bit 2-D memset (HIP has none on AMD)"};
+#else
+  const int r = cuda_driver::memset_d2d32_async(p, pitch, value, 1, height, s);
+  if (r < 0) return {hipErrorNotSupported, "cuMemsetD2D32Async (driver entry point not available)"};
+  return {r == 1 ? hipSuccess : hipErrorInvalidValue, "cuMemsetD2D32Async"};
+#endif
+}
 /// `count` 32-bit words at p (4-byte aligned) set to value, in stream order.
 inline result memset32_async(void* p, unsigned value, std::size_t count,
                              stream_handle s) noexcept {

@@ -98,32 +98,57 @@ void queue_copy(Dst& dst, const Src& src, stream_ref s, const char* what, call_s
         where);
 }
 
-/// Writes copy i of `pattern` (`size` bytes) at p + i * size for i < n, in stream order, with
-/// strided memsets: one 32-bit 2-D memset per word where the size and the address allow it and
-/// the runtime has one, else one 8-bit 2-D memset per byte. The memsets are device work on
-/// every kind of memory (copies between host-resident buffers would block the host).
-inline void write_strided(unsigned char* p, std::size_t n, const unsigned char* pattern,
-                          std::size_t size, backend::stream_handle s, call_site where) {
+/// Writes one copy of `pattern` (`size` bytes) at p in stream order, with the runtime's
+/// 32-bit memset per word where the size and the address allow it, else its byte memset.
+inline void write_pattern(unsigned char* p, const unsigned char* pattern, std::size_t size,
+                          backend::stream_handle s, call_site where) {
   const auto address = reinterpret_cast<std::uintptr_t>(p);
   std::size_t i = 0;
   if (size % 4 == 0 && address % 4 == 0) {
     for (; i < size; i += 4) {
       std::uint32_t w;
       std::memcpy(&w, pattern + i, 4);
-      const backend::result r = backend::memset2d32_async(p + i, size, w, n, s);
-      if (r.code == backend::error_not_supported) break;  // bytes below
+      const backend::result r = backend::memset32_async(p + i, w, 1, s);
+      if (r.code == backend::error_not_supported) break;  // no 32-bit memset here: bytes below
       check(r, where);
     }
   }
-  for (; i < size; ++i) check(backend::memset2d_async(p + i, size, pattern[i], n, s), where);
+  for (; i < size; ++i) check(backend::memset_async(p + i, pattern[i], 1, s), where);
 }
 
+/// A fill of host-resident memory, done by the CPU on a runtime thread in stream order.
+struct host_fill {
+  unsigned char* p;
+  std::size_t n;
+  std::size_t size;
+  unsigned char* pattern;
+
+  /// Copies the pattern once, then doubles what is written (log2(n) memcpy calls); frees itself.
+  static void run(void* data) noexcept {
+    host_fill* f = static_cast<host_fill*>(data);
+    std::memcpy(f->p, f->pattern, f->size);
+    for (std::size_t done = 1; done < f->n;) {
+      const std::size_t chunk = done < f->n - done ? done : f->n - done;
+      std::memcpy(f->p + done * f->size, f->p, chunk * f->size);
+      done += chunk;
+    }
+    delete[] f->pattern;
+    delete f;
+  }
+};
+
 /// Fills [p, p + n) with copies of value, all in stream order on s, never blocking the host and
-/// launching no kernel of unimem's own (plain C++ code can fill): one memset where the value
-/// is one repeated byte; the runtime's 16- or 32-bit memset for 2- and 4-byte values; strided
-/// 2-D memsets, one per word of the value, otherwise.
+/// launching no kernel of unimem's own (plain C++ code can fill):
+/// - a value that is one repeated byte: one memset;
+/// - 2- and 4-byte values: the runtime's 16- or 32-bit memset;
+/// - other values in device or managed memory: the first element by word memsets, then
+///   doubled by device-to-device copies (log2(n) copies, n elements moved in total);
+/// - other values in host memory (pinned or pageable), where a copy between host buffers would
+///   block the host: written by the CPU in a host function queued on s.
+/// `where_it_is`: where the range is, as far as its type says (unknown: ask the runtime).
 template <class T>
-void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s, call_site where) {
+void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s,
+                range_residence where_it_is, call_site where) {
   if (n == 0) return;
   unsigned char bytes[sizeof(T)];
   std::memcpy(bytes, &value, sizeof(T));
@@ -149,7 +174,34 @@ void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s, c
       if (r.code != backend::error_not_supported) return check(r, where);
     }
   }
-  write_strided(reinterpret_cast<unsigned char*>(p), n, bytes, sizeof(T), s, where);
+  bool on_host = where_it_is == range_residence::host;
+  if (where_it_is == range_residence::unknown) {
+    on_host = backend::residence(p) == backend::pointer_residence::host;
+  }
+  if (on_host) {
+    host_fill* f = new host_fill{reinterpret_cast<unsigned char*>(p), n, sizeof(T), nullptr};
+    try {
+      f->pattern = new unsigned char[sizeof(T)];
+    } catch (...) {
+      delete f;
+      throw;
+    }
+    std::memcpy(f->pattern, bytes, sizeof(T));
+    const backend::result r = backend::launch_host_function(s, &host_fill::run, f);
+    if (r.code != backend::success) {
+      delete[] f->pattern;
+      delete f;
+      throw_error(r, where, "fill_async of host memory");
+    }
+    return;
+  }
+  write_pattern(reinterpret_cast<unsigned char*>(p), bytes, sizeof(T), s, where);
+  for (std::size_t done = 1; done < n;) {
+    const std::size_t chunk = done < n - done ? done : n - done;
+    check(backend::memcpy_async(p + done, p, chunk * sizeof(T), backend::copy_kind::infer, s),
+          where);
+    done += chunk;
+  }
 }
 
 }  // namespace detail
@@ -174,13 +226,17 @@ void copy_async(Dst&& dst, const Src& src, stream_ref s, call_site where = call_
 }
 
 /// @brief Queues, on stream s, the filling of a device-accessible range (device, managed or
-/// pinned memory) with copies of value, done by the runtime's memset and device-to-device
-/// copy calls (no kernel). Never blocks the host.
+/// pinned memory) with copies of value. Never blocks the host and launches no kernel: the
+/// runtime's memsets (values of 1, 2 or 4 bytes), else word memsets of the first element and
+/// device-to-device copies that double it; in pinned memory, values of other sizes are written
+/// by the CPU in a host function queued on s (copies between host buffers would block).
 template <class Range, class T>
 void fill_async(Range&& r, const T& value, stream_ref s, call_site where = call_site::current()) {
   using V = detail::range_value_t<std::remove_reference_t<Range>>;
   static_assert(!std::is_const<V>::value, "unimem::fill: the range is const");
-  detail::fill_bytes(std::data(r), std::size(r), static_cast<V>(value), s.get(), where);
+  detail::fill_bytes(std::data(r), std::size(r), static_cast<V>(value), s.get(),
+                     detail::residence_of<std::remove_cv_t<std::remove_reference_t<Range>>>(),
+                     where);
 }
 
 /// @brief Fills a device-accessible range with copies of value on the device, and waits.

@@ -93,6 +93,12 @@ enum class attach_kind { global, host, single };
 /// Direction of a copy; `infer` lets the runtime read it from the pointers (unified addressing).
 enum class copy_kind { host_to_host, host_to_device, device_to_host, device_to_device, infer };
 
+/// A host function queued on a stream (runs on a runtime thread when the stream reaches it).
+using host_function = void (*)(void*);
+
+/// Where a pointer's memory is, as the runtime says.
+enum class pointer_residence { host, device, unknown };
+
 /// Converts to whatever pointer type a runtime's parameter has (void*, hipDeviceptr_t*, ...).
 struct any_pointer {
   void* p;

@@ -305,18 +305,24 @@ inline result memset16_async(void* p, unsigned short value, std::size_t count,
   if (r < 0) return {cudaErrorNotSupported, "cuMemsetD16Async (driver entry point not available)"};
   return {r == 1 ? cudaSuccess : cudaErrorInvalidValue, "cuMemsetD16Async"};
 }
-/// `height` bytes set to value, `pitch` bytes apart, in stream order (a strided memset).
-inline result memset2d_async(void* p, std::size_t pitch, int value, std::size_t height,
-                             stream_handle s) noexcept {
-  return UNIMEM_DETAIL_NATIVE(cudaMemset2DAsync(p, pitch, value, 1, height, s));
+/// Queues fn(data) on stream s: it runs on a runtime thread once the work before it is done,
+/// and the work after it waits for it. fn must not call the runtime.
+inline result launch_host_function(stream_handle s, host_function fn, void* data) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaLaunchHostFunc(s, fn, data));
 }
-/// `height` 32-bit words at p (4-byte aligned) set to value, `pitch` bytes apart, in stream
-/// order; error_not_supported where the driver's 2-D memset cannot be reached.
-inline result memset2d32_async(void* p, std::size_t pitch, unsigned value, std::size_t height,
-                               stream_handle s) noexcept {
-  const int r = cuda_driver::memset_d2d32_async(p, pitch, value, 1, height, s);
-  if (r < 0) return {cudaErrorNotSupported, "cuMemsetD2D32Async (driver entry point not available)"};
-  return {r == 1 ? cudaSuccess : cudaErrorInvalidValue, "cuMemsetD2D32Async"};
+/// Whether p points to host memory (pageable or pinned) or device-accessible memory (device,
+/// managed); unknown when the runtime cannot say (nothing left behind).
+inline pointer_residence residence(const void* p) noexcept {
+  cudaPointerAttributes a{};
+  const cudaError_t r = cudaPointerGetAttributes(&a, p);
+  if (r != cudaSuccess) {
+    forget_if_last(r);
+    return pointer_residence::unknown;
+  }
+  if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) {
+    return pointer_residence::device;
+  }
+  return pointer_residence::host;  // cudaMemoryTypeHost (pinned), cudaMemoryTypeUnregistered
 }
 /// `count` 32-bit words at p (4-byte aligned) set to value, in stream order.
 inline result memset32_async(void* p, unsigned value, std::size_t count,

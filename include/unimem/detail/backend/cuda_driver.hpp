@@ -19,8 +19,6 @@ using ctx_pop_fn = int (*)(void**);
 using ctx_get_device_fn = int (*)(int*);
 using memset_d16_async_fn = int (*)(unsigned long long, unsigned short, std::size_t, cudaStream_t);
 using memset_d32_async_fn = int (*)(unsigned long long, unsigned, std::size_t, cudaStream_t);
-using memset_d2d32_async_fn = int (*)(unsigned long long, std::size_t, unsigned, std::size_t,
-                                      std::size_t, cudaStream_t);
 
 /// Clears the runtime's last error when it is `r`, the status a call of ours just returned;
 /// an error the caller's own earlier calls left pending stays for the caller to read.
@@ -93,14 +91,6 @@ inline int memset_d32_async(void* p, unsigned value, std::size_t count, cudaStre
   static const auto fn = entry<memset_d32_async_fn>("cuMemsetD32Async");
   if (fn == nullptr) return -1;
   return fn(reinterpret_cast<unsigned long long>(p), value, count, s) == 0 ? 1 : 0;
-}
-
-/// cuMemsetD2D32Async: `height` rows of `width` 32-bit words, rows `pitch` bytes apart.
-inline int memset_d2d32_async(void* p, std::size_t pitch, unsigned value, std::size_t width,
-                              std::size_t height, cudaStream_t s) noexcept {
-  static const auto fn = entry<memset_d2d32_async_fn>("cuMemsetD2D32Async");
-  if (fn == nullptr) return -1;
-  return fn(reinterpret_cast<unsigned long long>(p), pitch, value, width, height, s) == 0 ? 1 : 0;
 }
 
 }  // namespace cuda_driver

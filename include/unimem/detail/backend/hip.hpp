@@ -349,26 +349,33 @@ inline result memset16_async(void* p, unsigned short value, std::size_t count,
   return {r == 1 ? hipSuccess : hipErrorInvalidValue, "cuMemsetD16Async"};
 #endif
 }
-/// `height` bytes set to value, `pitch` bytes apart, in stream order (a strided memset).
-inline result memset2d_async(void* p, std::size_t pitch, int value, std::size_t height,
-                             stream_handle s) noexcept {
-  return UNIMEM_DETAIL_NATIVE(hipMemset2DAsync(p, pitch, value, 1, height, s));
+/// Queues fn(data) on stream s: it runs on a runtime thread once the work before it is done,
+/// and the work after it waits for it. fn must not call the runtime.
+inline result launch_host_function(stream_handle s, host_function fn, void* data) noexcept {
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  return UNIMEM_DETAIL_NATIVE(hipLaunchHostFunc(s, fn, data));
+#else  // HIP 5 on NVIDIA has no wrapper: the CUDA runtime underneath
+  const cudaError_t r = cudaLaunchHostFunc(s, fn, data);
+  return {r == cudaSuccess ? hipSuccess : hipErrorInvalidValue, "cudaLaunchHostFunc"};
+#endif
 }
-/// `height` 32-bit words at p (4-byte aligned) set to value, `pitch` bytes apart, in stream
-/// order; error_not_supported where there is no 32-bit 2-D memset (HIP has none on AMD).
-inline result memset2d32_async(void* p, std::size_t pitch, unsigned value, std::size_t height,
-                               stream_handle s) noexcept {
+/// Whether p points to host memory or device-accessible memory; unknown where this HIP cannot
+/// say (on AMD the attribute layout changed between ROCm 5 and 6: not read).
+inline pointer_residence residence(const void* p) noexcept {
 #if defined(UNIMEM_DETAIL_HIP_AMD)
   (void)p;
-  (void)pitch;
-  (void)value;
-  (void)height;
-  (void)s;
-  return {hipErrorNotSupported, "a 32-bit 2-D memset (HIP has none on AMD)"};
+  return pointer_residence::unknown;
 #else
-  const int r = cuda_driver::memset_d2d32_async(p, pitch, value, 1, height, s);
-  if (r < 0) return {hipErrorNotSupported, "cuMemsetD2D32Async (driver entry point not available)"};
-  return {r == 1 ? hipSuccess : hipErrorInvalidValue, "cuMemsetD2D32Async"};
+  cudaPointerAttributes a{};
+  const cudaError_t r = cudaPointerGetAttributes(&a, p);
+  if (r != cudaSuccess) {
+    cuda_driver::forget_if_last(r);
+    return pointer_residence::unknown;
+  }
+  if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) {
+    return pointer_residence::device;
+  }
+  return pointer_residence::host;
 #endif
 }
 /// `count` 32-bit words at p (4-byte aligned) set to value, in stream order.

@@ -18,6 +18,7 @@ plain C++ files)."
 #include <hip/hip_version.h>
 
 #include <cstdint>
+#include <new>
 #include <string>
 #include <type_traits>
 
@@ -351,8 +352,27 @@ inline result memset16_async(void* p, unsigned short value, std::size_t count,
 }
 /// Queues fn(data) on stream s: it runs on a runtime thread once the work before it is done,
 /// and the work after it waits for it. fn must not call the runtime.
+#if defined(UNIMEM_DETAIL_HIP_AMD) && HIP_VERSION < 50300000
+/// HIP before 5.3 declares hipLaunchHostFunc but its library does not define it: a stream
+/// callback carries the host function instead.
+struct host_call {
+  host_function fn;
+  void* data;
+  static void run(hipStream_t, hipError_t, void* p) noexcept {
+    const host_call call = *static_cast<host_call*>(p);
+    delete static_cast<host_call*>(p);
+    call.fn(call.data);
+  }
+};
+#endif
 inline result launch_host_function(stream_handle s, host_function fn, void* data) noexcept {
-#if defined(UNIMEM_DETAIL_HIP_AMD)
+#if defined(UNIMEM_DETAIL_HIP_AMD) && HIP_VERSION < 50300000
+  host_call* call = new (std::nothrow) host_call{fn, data};
+  if (call == nullptr) return {hipErrorOutOfMemory, "hipStreamAddCallback (no memory for the call)"};
+  const result r = UNIMEM_DETAIL_NATIVE(hipStreamAddCallback(s, &host_call::run, call, 0));
+  if (r.code != success) delete call;
+  return r;
+#elif defined(UNIMEM_DETAIL_HIP_AMD)
   return UNIMEM_DETAIL_NATIVE(hipLaunchHostFunc(s, fn, data));
 #else  // HIP 5 on NVIDIA has no wrapper: the CUDA runtime underneath
   const cudaError_t r = cudaLaunchHostFunc(s, fn, data);

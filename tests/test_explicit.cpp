@@ -159,9 +159,13 @@ TEST(ExplicitBuffers, EmptyAndMovedFromAreSafe) {
   EXPECT_EQ(unimem::device_buffer<int>::max_size(), unimem::pinned_buffer<int>::max_size());
   unimem::managed_memory_resource managed_resource;
   unimem::pinned_memory_resource pinned_resource;
-  EXPECT_THROW((void)managed_resource.allocate(std::size_t(-1) / 2 + 1), std::length_error);
-  EXPECT_THROW((void)pinned_resource.allocate(std::size_t(-1)), std::length_error);
-  EXPECT_THROW((void)managed_resource.allocate(std::size_t(-1) / 2 - 8, 512), std::length_error);
+  // Sizes the compiler cannot see (it warns about constant allocation sizes over PTRDIFF_MAX).
+  volatile std::size_t beyond_ptrdiff = std::size_t(-1) / 2 + 1;
+  volatile std::size_t largest = std::size_t(-1);
+  volatile std::size_t just_below = std::size_t(-1) / 2 - 8;
+  EXPECT_THROW((void)managed_resource.allocate(beyond_ptrdiff), std::length_error);
+  EXPECT_THROW((void)pinned_resource.allocate(largest), std::length_error);
+  EXPECT_THROW((void)managed_resource.allocate(just_below, 512), std::length_error);
   EXPECT_EQ(alloc.allocate(0), nullptr);
   EXPECT_TRUE(alloc == unimem::managed_allocator<double>());
 }

@@ -116,23 +116,31 @@ inline void write_pattern(unsigned char* p, const unsigned char* pattern, std::s
   for (; i < size; ++i) check(backend::memset_async(p + i, pattern[i], 1, s), where);
 }
 
-/// A fill of host-resident memory, done by the CPU on a runtime thread in stream order.
-struct host_fill {
-  unsigned char* p;
-  std::size_t n;
-  std::size_t size;
-  unsigned char* pattern;
+/// Fills n elements whose first one is written by doubling: copy(done, chunk) copies elements
+/// [0, chunk) to [done, done + chunk); log2(n) calls, n elements moved in total.
+template <class CopyPrefix>
+void double_prefix(std::size_t n, CopyPrefix&& copy) {
+  for (std::size_t done = 1; done < n;) {
+    const std::size_t chunk = done < n - done ? done : n - done;
+    copy(done, chunk);
+    done += chunk;
+  }
+}
 
-  /// Copies the pattern once, then doubles what is written (log2(n) memcpy calls); frees itself.
+/// A fill of host-resident memory, done by the CPU on a runtime thread in stream order.
+template <class T>
+struct host_fill {
+  T* p;
+  std::size_t n;
+  T value;
+
+  /// Writes the value once, then doubles what is written; frees itself.
   static void run(void* data) noexcept {
     host_fill* f = static_cast<host_fill*>(data);
-    std::memcpy(f->p, f->pattern, f->size);
-    for (std::size_t done = 1; done < f->n;) {
-      const std::size_t chunk = done < f->n - done ? done : f->n - done;
-      std::memcpy(f->p + done * f->size, f->p, chunk * f->size);
-      done += chunk;
-    }
-    delete[] f->pattern;
+    std::memcpy(f->p, &f->value, sizeof(T));
+    double_prefix(f->n, [f](std::size_t done, std::size_t chunk) {
+      std::memcpy(f->p + done, f->p, chunk * sizeof(T));
+    });
     delete f;
   }
 };
@@ -179,29 +187,19 @@ void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s,
     on_host = backend::residence(p) == backend::pointer_residence::host;
   }
   if (on_host) {
-    host_fill* f = new host_fill{reinterpret_cast<unsigned char*>(p), n, sizeof(T), nullptr};
-    try {
-      f->pattern = new unsigned char[sizeof(T)];
-    } catch (...) {
-      delete f;
-      throw;
-    }
-    std::memcpy(f->pattern, bytes, sizeof(T));
-    const backend::result r = backend::launch_host_function(s, &host_fill::run, f);
+    auto* f = new host_fill<T>{p, n, value};
+    const backend::result r = backend::launch_host_function(s, &host_fill<T>::run, f);
     if (r.code != backend::success) {
-      delete[] f->pattern;
       delete f;
       throw_error(r, where, "fill_async of host memory");
     }
     return;
   }
   write_pattern(reinterpret_cast<unsigned char*>(p), bytes, sizeof(T), s, where);
-  for (std::size_t done = 1; done < n;) {
-    const std::size_t chunk = done < n - done ? done : n - done;
+  double_prefix(n, [&](std::size_t done, std::size_t chunk) {
     check(backend::memcpy_async(p + done, p, chunk * sizeof(T), backend::copy_kind::infer, s),
           where);
-    done += chunk;
-  }
+  });
 }
 
 }  // namespace detail

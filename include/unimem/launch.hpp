@@ -182,7 +182,8 @@ void place_for_launch(const std::array<range_use, N>& uses, int device, stream_r
     ranges[count++] = {uses[i].ptr, uses[i].bytes, discard};
     any_discard = any_discard || discard;
   }
-  if (any_discard && backend::has_discard_prefetch && !launch_accepted()) {
+  // The acceptance check queries the device and the kernel: only where a discard could happen.
+  if (any_discard && discard_possible(location::device(device), s) && !launch_accepted()) {
     for (std::size_t i = 0; i < count; ++i) ranges[i].discard = false;
   }
   (void)place(ranges, count, location::device(device), s, "unimem::launch (access tags)", where,

@@ -89,6 +89,13 @@ inline int capability_device(location l, call_site where) {
   return l.is_host() ? current_device_id(where) : l.device_id();
 }
 
+/// Whether the runtime can discard stale pages while placing them at l on stream s (CUDA >= 12.8,
+/// towards a device, off the legacy default stream).
+inline bool discard_possible(location l, stream_ref s) noexcept {
+  return backend::has_discard_prefetch && l.is_device() &&
+         !backend::is_legacy_default_stream(s.get());
+}
+
 /// The one placement path. Queues, on stream s and in order, the prefetch of every range to l
 /// (the discarding prefetch for ranges marked discard, where the runtime has it; elsewhere a
 /// plain prefetch). Empty ranges are skipped; the location and the capability policy are
@@ -104,11 +111,11 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
     return hint_status::unsupported;
   }
   const backend::native_location native{l.is_host(), l.device_id()};
+  const bool can_discard = discard_possible(l, s);
   bool discards = false;
   for (std::size_t i = 0; i < count; ++i) {
     if (ranges[i].bytes == 0) continue;
-    if (ranges[i].discard && backend::has_discard_prefetch && l.is_device() &&
-        !backend::is_legacy_default_stream(s.get())) {
+    if (ranges[i].discard && can_discard) {
       discards = true;
       continue;
     }

@@ -1,7 +1,9 @@
 // vector_add: the seed program on unimem. CPU writes managed buffers, a GPU adds them, the CPU
 // reads the result, with no copy anywhere. Builds unchanged with hipcc (AMD),
 // HIP_PLATFORM=nvidia hipcc, and nvcc.
-#include <unimem/unimem.hpp>
+#include <unimem/device.hpp>          // device_count(), device, synchronize()
+#include <unimem/launch.hpp>          // launch(), grid_for()
+#include <unimem/managed_buffer.hpp>  // managed_buffer
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,8 +15,8 @@ __global__ void vector_add(const float* a, const float* b, float* c, std::size_t
 
 int main() {
   if (unimem::device_count() == 0) {
-    std::fprintf(stderr, "vector_add: no GPU was found; this example needs one.\n%s",
-                 unimem::report().c_str());
+    std::fprintf(stderr, "vector_add: no GPU was found; this example needs one (unimem-info "
+                         "says why).\n");
     return 2;
   }
   try {

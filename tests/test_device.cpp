@@ -7,7 +7,7 @@ TEST(Device, CountNeverThrowsForAMissingGpu) {
   int n = -1;
   EXPECT_NO_THROW(n = unimem::device_count());
   EXPECT_GE(n, 0);
-  EXPECT_EQ(unimem::devices().size(), static_cast<std::size_t>(n));
+  EXPECT_EQ(unimem::devices().size(), n);
 }
 
 TEST(Device, InvalidIdsThrow) {
@@ -36,9 +36,9 @@ TEST(DeviceGpu, Properties) {
   UNIMEM_REQUIRE_GPU();
   for (const unimem::device& d : unimem::devices()) {
     const unimem::device_properties p = d.properties();
-    SCOPED_TRACE(p.name + " " + p.architecture);
+    SCOPED_TRACE(std::string(p.name) + " " + std::string(p.architecture));
     EXPECT_FALSE(p.name.empty());
-    EXPECT_TRUE(p.architecture.rfind("sm_", 0) == 0 || p.architecture.rfind("gfx", 0) == 0);
+    EXPECT_TRUE(p.architecture.starts_with("sm_") || p.architecture.starts_with("gfx"));
     EXPECT_TRUE(p.warp_size == 32 || p.warp_size == 64);
     EXPECT_EQ(p.warp_size, d.warp_size());
     EXPECT_GT(p.multiprocessors, 0);
@@ -50,7 +50,7 @@ TEST(DeviceGpu, Properties) {
     EXPECT_EQ(p.architecture, d.architecture());
     EXPECT_EQ(p.migrates_on_demand, d.migrates_on_demand());
     EXPECT_TRUE(p.managed_memory);
-    if (p.architecture.rfind("sm_", 0) == 0) {
+    if (p.architecture.starts_with("sm_")) {
       // NVIDIA: migration is exactly concurrentManagedAccess.
       EXPECT_EQ(p.migrates_on_demand, p.concurrent_managed_access);
       EXPECT_EQ(p.architecture,
@@ -75,7 +75,7 @@ TEST(DeviceGpu, ReportListsEveryDevice) {
   UNIMEM_REQUIRE_GPU();
   const std::string r = unimem::report();
   for (int i = 0; i < unimem::device_count(); ++i) {
-    EXPECT_NE(r.find("device " + std::to_string(i) + ": " + unimem::device(i).name()),
+    EXPECT_NE(r.find("device " + std::to_string(i) + ": " + std::string(unimem::device(i).name())),
               std::string::npos)
         << r;
   }

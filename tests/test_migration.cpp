@@ -80,8 +80,8 @@ TEST(Placement, EmptyRangesAreNoOpsWithoutAnyRuntimeCall) {
 
 TEST(Placement, AdviceWithoutALocationIsOnlyReadMostly) {
   unimem::managed_buffer<float> empty;
-  EXPECT_THROW(empty.advise(unimem::advice::preferred_location), std::invalid_argument);
-  EXPECT_THROW(empty.unadvise(unimem::advice::accessed_by), std::invalid_argument);
+  EXPECT_THROW(empty.advise(unimem::advice::preferred_location), unimem::argument_error);
+  EXPECT_THROW(empty.unadvise(unimem::advice::accessed_by), unimem::argument_error);
 }
 
 TEST(Placement, PolicyIsProcessWide) {
@@ -416,12 +416,14 @@ TEST(StreamGpu, KnowsItsDevice) {
   EXPECT_EQ(on0.ref().device_id(), 0);
   // A native handle does not carry its device; the runtime is asked where it can tell.
   const unimem::stream_ref native(on0.get());
-  EXPECT_FALSE(native.device_id().has_value());
+  EXPECT_EQ(native.device_id(), -1);
+  EXPECT_FALSE(native.knows_device());
   EXPECT_EQ(native, on0.ref());
   const std::optional<int> asked = unimem::detail::stream_device(native, unimem::call_site::current());
   if (asked) EXPECT_EQ(*asked, 0);
-  EXPECT_FALSE(unimem::stream_ref().device_id().has_value());  // the default stream follows
-  EXPECT_FALSE(unimem::detail::stream_device(unimem::stream_ref(), unimem::call_site::current()).has_value());
+  EXPECT_FALSE(unimem::stream_ref().knows_device());  // the default stream follows
+  EXPECT_EQ(unimem::detail::stream_device(unimem::stream_ref(), unimem::call_site::current()),
+            unimem::unspecified_device);
   unimem::stream moved(std::move(on0));
   EXPECT_EQ(moved.device_id(), 0);
   EXPECT_EQ(on0.device_id(), -1);  // NOLINT(bugprone-use-after-move)

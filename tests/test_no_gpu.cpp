@@ -18,7 +18,7 @@ TEST(NoGpu, ManagedBufferThrowsNoGpuFound) {
     EXPECT_NE(std::string(e.what()).find("no GPU was found"), std::string::npos) << e.what();
     EXPECT_TRUE(e.no_gpu());
     EXPECT_NE(e.code(), unimem::native_status{});  // not success
-    EXPECT_NE(e.call().find("MallocManaged"), std::string::npos) << e.call();
+    EXPECT_NE(std::string(e.call()).find("MallocManaged"), std::string::npos) << e.call();
   }
   EXPECT_THROW((void)unimem::managed_buffer<int>({1, 2, 3}), unimem::error);
   EXPECT_THROW((void)unimem::managed_buffer<int>(10, unimem::uninitialized), unimem::error);

@@ -43,7 +43,7 @@ TEST(Reliability, MovedFromBuffersAreEmptyAndUsable) {
   auto& moved = a;  // the moved-from object, used on purpose
   EXPECT_TRUE(moved.empty());
   EXPECT_EQ(moved.data(), nullptr);
-  EXPECT_THROW((void)moved.at(0), std::out_of_range);
+  EXPECT_THROW((void)moved.at(0), unimem::argument_error);
   EXPECT_EQ(moved.prefetch(location::device(0)), unimem::hint_status::empty);
   EXPECT_TRUE(moved.view().empty());
   std::vector<int> none;
@@ -67,7 +67,7 @@ TEST(ReliabilityGpu, DeviceBufferLargerThanTheGpuThrowsOutOfMemory) {
     EXPECT_NE(std::string(e.what()).find("device_buffer: "), std::string::npos) << e.what();
   }
   unimem::device_buffer<int> fine(1 << 20, 3);  // the runtime is healthy afterwards
-  EXPECT_EQ(fine.to_vector()[12345], 3);
+  EXPECT_EQ(fine.to<std::vector<int>>()[12345], 3);
 }
 
 TEST(ReliabilityGpu, NullAndForeignRangesAreReported) {

@@ -40,7 +40,7 @@ struct managed_allocator {
 
   /// @brief Allocates managed memory, attached globally, for n elements (not constructed);
   /// nullptr for n = 0.
-  /// @throws std::length_error when n > max_size(); unimem::error when the runtime cannot
+  /// @throws unimem::argument_error when n > max_size(); unimem::error when the runtime cannot
   /// allocate (no GPU, out of memory).
   [[nodiscard]] T* allocate(std::size_t n, call_site where = call_site::current()) {
     const std::size_t bytes = detail::checked_bytes(n, sizeof(T), "managed_allocator");

@@ -1,13 +1,15 @@
-// unimem: argument_error, what the runtime-free value types throw for arguments they cannot
-// accept (a sub-range outside a view, a block of size 0, a grid too large). It needs only
-// <exception>: the value-type headers stay free of <string> and <stdexcept>, which would
-// otherwise double the compile time of a small translation unit (see scripts/compile_time.sh).
+// unimem: argument_error, what unimem throws for arguments it cannot accept (a sub-range
+// outside a view, a block of size 0, a size beyond max_size(), copies of different sizes). It
+// needs only <exception>: no unimem header includes <string> or <stdexcept>, which would
+// otherwise add half again to the compile time of a small translation unit
+// (scripts/compile_time.sh).
 /// @file
-/// @brief argument_error, what the runtime-free value types throw for arguments they cannot
-/// accept. Needs only the standard header `<exception>`.
+/// @brief argument_error, what unimem throws for arguments it cannot accept, before any
+/// runtime call. Runtime-free; needs only the standard header `<exception>`.
 #pragma once
 
 #include "config.hpp"
+#include "text.hpp"
 
 #include <cstddef>
 #include <exception>
@@ -16,43 +18,46 @@ UNIMEM_BEGIN_NAMESPACE
 
 /// @brief A call was given an argument it cannot accept; what() names the call and the values.
 ///
-/// Thrown by the value types (view::subview, grid_for) before anything happens. Derives from
-/// std::exception; calls on the GPU runtime throw unimem::error, and buffers and copies throw
-/// the standard exceptions they document (std::length_error, std::invalid_argument).
+/// Thrown before anything happens: by the value types (view::subview, grid_for), by the
+/// buffers and allocators for sizes beyond max_size() and for at() outside the buffer, by
+/// copies between ranges of different sizes, by launches with an empty block and by advice
+/// that needs a location. Derives from std::exception (not std::invalid_argument: that would
+/// need `<stdexcept>`, and with it `<string>`, in every translation unit; see
+/// docs/architecture.md, "Compile time"). Calls on the GPU runtime throw unimem::error.
 class argument_error : public std::exception {
  public:
   /// @brief An error with the message `what` (truncated to capacity - 1 characters).
-  explicit argument_error(const char* what) noexcept { append(what); }
+  explicit argument_error(const char* what) noexcept { text_.append(what); }
 
   /// @brief The message: the call and the values it refused (at most capacity - 1 characters).
-  [[nodiscard]] const char* what() const noexcept override { return text_; }
+  [[nodiscard]] const char* what() const noexcept override { return text_.c_str(); }
 
   /// @brief Appends text to the message (the message is built without allocating).
   argument_error& append(const char* s) noexcept {
-    while (s != nullptr && *s != '\0' && length_ + 1 < capacity) text_[length_++] = *s++;
-    text_[length_] = '\0';
+    text_.append(s);
     return *this;
   }
-  /// @brief Appends a number in decimal.
-  argument_error& append(unsigned long long v) noexcept {
-    char digits[24];
-    std::size_t n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    char reversed[24];
-    for (std::size_t i = 0; i < n; ++i) reversed[i] = digits[n - 1 - i];
-    reversed[n] = '\0';
-    return append(static_cast<const char*>(reversed));
+  /// @brief Appends an integer in decimal.
+  template <class Integer, std::enable_if_t<std::is_integral<Integer>::value &&
+                                                !std::is_same<Integer, bool>::value &&
+                                                !std::is_same<Integer, char>::value,
+                                            int> = 0>
+  argument_error& append(Integer v) noexcept {
+    text_.append(v);
+    return *this;
+  }
+  /// @brief Appends a text (unimem::text or anything with c_str()).
+  template <class Text, class = decltype(std::declval<const Text&>().c_str())>
+  argument_error& append(const Text& t) noexcept {
+    text_.append(static_cast<const char*>(t.c_str()));
+    return *this;
   }
 
   /// @brief The longest message kept, including the terminating zero.
-  static constexpr std::size_t capacity = 256;
+  static constexpr std::size_t capacity = 512;
 
  private:
-  char text_[capacity] = {};
-  std::size_t length_ = 0;
+  detail::fixed_text<capacity> text_;
 };
 
 UNIMEM_END_NAMESPACE

@@ -72,6 +72,20 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
   }                          \
   }
 
+// The cold paths (building and throwing errors) and the large once-per-program functions
+// (report()) are kept out of line: inlined at every call site they would multiply the host
+// compiler's work in each user's translation unit (scripts/compile_time.sh).
+#if defined(__GNUC__) || defined(__clang__)
+#define UNIMEM_DETAIL_NOINLINE __attribute__((noinline))
+#define UNIMEM_DETAIL_COLD __attribute__((noinline, cold))
+#elif defined(_MSC_VER)
+#define UNIMEM_DETAIL_NOINLINE __declspec(noinline)
+#define UNIMEM_DETAIL_COLD __declspec(noinline)
+#else
+#define UNIMEM_DETAIL_NOINLINE
+#define UNIMEM_DETAIL_COLD
+#endif
+
 // Functions callable from host and device code (views, intrinsics).
 /// @def UNIMEM_HOST_DEVICE
 /// @brief `__host__ __device__` under a device compiler (nvcc, hipcc, clang compiling HIP),
@@ -93,9 +107,9 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 ///
 /// Errors: a function whose last parameter is `call_site where` may call the GPU runtime and
 /// throws unimem::error when a call fails, naming your file and line (the compiler fills
-/// `where` in: never pass it); some also throw the standard exceptions they document
-/// (std::length_error, std::invalid_argument). The runtime-free value types throw
-/// unimem::argument_error. Destructors never throw.
+/// `where` in: never pass it). Arguments unimem cannot accept (a size beyond max_size(), at()
+/// outside a buffer, copies of different sizes, an empty block) throw unimem::argument_error
+/// before any runtime call. Both derive from std::exception. Destructors never throw.
 UNIMEM_BEGIN_NAMESPACE
 
 /// @brief Where a public unimem call was made: errors name the user's call site, not unimem's

@@ -6,6 +6,7 @@
 /// views and host ranges; the direction of a copy comes from the ranges' memory kinds.
 #pragma once
 
+#include "argument_error.hpp"
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
 #include "error.hpp"
@@ -18,9 +19,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <iterator>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -48,8 +46,28 @@ constexpr range_residence residence_of() {
   }
 }
 
+/// data() and size() of a contiguous range: a container with those members, or an array
+/// (std::data and std::size without <iterator>, which costs a small translation unit more to
+/// compile than all of unimem's own code).
 template <class R>
-using range_value_t = std::remove_pointer_t<decltype(std::data(std::declval<R&>()))>;
+constexpr auto range_data(R& r) noexcept(noexcept(r.data())) -> decltype(r.data()) {
+  return r.data();
+}
+template <class T, std::size_t N>
+constexpr T* range_data(T (&a)[N]) noexcept {
+  return a;
+}
+template <class R>
+constexpr auto range_size(const R& r) noexcept(noexcept(r.size())) -> decltype(r.size()) {
+  return r.size();
+}
+template <class T, std::size_t N>
+constexpr std::size_t range_size(const T (&)[N]) noexcept {
+  return N;
+}
+
+template <class R>
+using range_value_t = std::remove_pointer_t<decltype(range_data(std::declval<R&>()))>;
 
 /// The direction for the runtime; it infers the direction (unified addressing) where a type
 /// does not say: views and managed memory.
@@ -77,13 +95,19 @@ constexpr void check_copy_types() {
                 "unimem::copy: elements must be trivially copyable");
 }
 
+[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_size_mismatch(const char* what, std::size_t dn,
+                                                               std::size_t sn) {
+  throw argument_error(what)
+      .append(": the destination has ")
+      .append(dn)
+      .append(" elements and the source ")
+      .append(sn);
+}
+
 template <class Dst, class Src>
 std::size_t copy_bytes(const Dst& dst, const Src& src, const char* what) {
-  const std::size_t dn = std::size(dst), sn = std::size(src);
-  if (dn != sn) {
-    throw std::invalid_argument(std::string(what) + ": the destination has " + std::to_string(dn) +
-                                " elements and the source " + std::to_string(sn));
-  }
+  const std::size_t dn = range_size(dst), sn = range_size(src);
+  if (dn != sn) throw_size_mismatch(what, dn, sn);
   return dn * sizeof(range_value_t<Dst>);
 }
 
@@ -93,7 +117,7 @@ void queue_copy(Dst& dst, const Src& src, stream_ref s, const char* what, call_s
   check_copy_types<D, Src>();
   const std::size_t bytes = copy_bytes(dst, src, what);
   if (bytes == 0) return;
-  check(backend::memcpy_async(std::data(dst), std::data(src), bytes,
+  check(backend::memcpy_async(range_data(dst), range_data(src), bytes,
                               direction(residence_of<D>(), residence_of<Src>()), s.get()),
         where);
 }
@@ -207,17 +231,17 @@ void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s,
 /// @brief Copies src into dst and waits for the copy. Both are any of managed_buffer,
 /// device_buffer, pinned_buffer, managed_vector, view, or a contiguous host range (std::vector,
 /// std::array, ...), with the same element type and size. The direction comes from the types.
-/// @throws std::invalid_argument when the sizes differ (before any runtime call).
+/// @throws unimem::argument_error when the sizes differ (before any runtime call).
 /// @throws unimem::error when the runtime fails.
 template <class Dst, class Src>
 void copy(Dst&& dst, const Src& src, call_site where = call_site::current()) {
   detail::queue_copy(dst, src, stream_ref{}, "unimem::copy", where);
-  if (std::size(src) != 0) default_stream.synchronize(where);
+  if (detail::range_size(src) != 0) default_stream.synchronize(where);
 }
 
 /// @brief Queues a copy of src into dst on stream s and returns. Host ranges must stay alive
 /// and unchanged until s has done the copy; pinned memory makes the copy truly asynchronous.
-/// @throws std::invalid_argument when the sizes differ (before any runtime call).
+/// @throws unimem::argument_error when the sizes differ (before any runtime call).
 template <class Dst, class Src>
 void copy_async(Dst&& dst, const Src& src, stream_ref s, call_site where = call_site::current()) {
   detail::queue_copy(dst, src, s, "unimem::copy_async", where);
@@ -232,7 +256,7 @@ template <class Range, class T>
 void fill_async(Range&& r, const T& value, stream_ref s, call_site where = call_site::current()) {
   using V = detail::range_value_t<std::remove_reference_t<Range>>;
   static_assert(!std::is_const<V>::value, "unimem::fill: the range is const");
-  detail::fill_bytes(std::data(r), std::size(r), static_cast<V>(value), s.get(),
+  detail::fill_bytes(detail::range_data(r), detail::range_size(r), static_cast<V>(value), s.get(),
                      detail::residence_of<std::remove_cv_t<std::remove_reference_t<Range>>>(),
                      where);
 }
@@ -240,7 +264,7 @@ void fill_async(Range&& r, const T& value, stream_ref s, call_site where = call_
 /// @brief Fills a device-accessible range with copies of value on the device, and waits.
 template <class Range, class T>
 void fill(Range&& r, const T& value, call_site where = call_site::current()) {
-  if (std::size(r) == 0) return;  // nothing to do, no runtime call
+  if (detail::range_size(r) == 0) return;  // nothing to do, no runtime call
   fill_async(std::forward<Range>(r), value, stream_ref{}, where);
   default_stream.synchronize(where);
 }

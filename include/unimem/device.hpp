@@ -7,16 +7,14 @@
 #pragma once
 
 #include "config.hpp"
+#include "detail/atomic.hpp"
 #include "detail/backend/backend.hpp"
 #include "error.hpp"
+#include "text.hpp"
 #include "version.hpp"
 
-#include <atomic>
 #include <cstddef>
 #include <cstdio>
-#include <mutex>
-#include <string>
-#include <vector>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -36,12 +34,16 @@ inline int device_count(call_site where = call_site::current()) {
 
 namespace detail {
 /// Throws unimem::error (invalid device) naming `call` unless 0 <= id < device_count().
-inline void require_device(int id, const std::string& call, call_site where) {
+[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_invalid_device(int count, const char* call,
+                                                               call_site where) {
+  fixed_text<64> context("device_count() is ");
+  context.append(count);
+  throw error(backend::error_invalid_device, call, where.file, where.line, context.c_str(),
+              count == 0);
+}
+inline void require_device(int id, const char* call, call_site where) {
   const int n = device_count(where);
-  if (id < 0 || id >= n) {
-    throw error(backend::error_invalid_device, call, where.file, where.line,
-                "device_count() is " + std::to_string(n), n == 0);
-  }
+  if (id < 0 || id >= n) throw_invalid_device(n, call, where);
 }
 inline int current_device_id(call_site where) {
   int id = 0;
@@ -67,9 +69,9 @@ struct device_properties {
   /// @brief The device ordinal.
   int id = 0;
   /// @brief The marketing name, e.g. "NVIDIA H200".
-  std::string name;
+  text name;
   /// sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack-.
-  std::string architecture;
+  text architecture;
   /// @brief The major compute capability as the runtime reports it (9 for sm_90).
   int compute_major = 0;
   /// @brief The minor compute capability as the runtime reports it (0 for sm_90).
@@ -118,18 +120,17 @@ struct static_properties {
 /// Devices whose properties are cached; a process with more devices queries the others each time.
 constexpr int cached_devices = 64;
 
-struct property_cache_slot {
-  std::once_flag once;
-  static_properties value;
-};
-inline property_cache_slot* property_cache() noexcept {
-  static property_cache_slot slots[cached_devices];
+/// One published copy per device, or nullptr before the first read. A copy, once published,
+/// lives as long as the process (it is never freed: destructors of other static objects may
+/// still ask). Lock-free (<mutex> would bring <string> into every translation unit).
+inline atomic_cell<const static_properties*>* property_cache() noexcept {
+  static atomic_cell<const static_properties*> slots[cached_devices];
   return slots;
 }
 
 /// Test hook: pretend device `id` can (1) or cannot (0) migrate; -1 forgets the pretence.
-inline std::atomic<signed char>* migration_overrides() noexcept {
-  static std::atomic<signed char> values[cached_devices] = {};
+inline atomic_cell<signed char>* migration_overrides() noexcept {
+  static atomic_cell<signed char> values[cached_devices];
   return values;
 }
 inline void set_migration_capability_for_testing(int id, int value) noexcept {
@@ -138,7 +139,7 @@ inline void set_migration_capability_for_testing(int id, int value) noexcept {
   }
 }
 
-inline static_properties read_static_properties(int id, call_site where) {
+UNIMEM_DETAIL_NOINLINE inline static_properties read_static_properties(int id, call_site where) {
   static_properties p;
   check(backend::get_properties(p.native, id), where);
   const auto attribute = [&](backend::device_attribute a) {
@@ -164,15 +165,23 @@ inline const static_properties& cached_properties(int id, call_site where) {
     uncached = read_static_properties(id, where);
     return uncached;
   }
-  property_cache_slot& slot = property_cache()[id];
-  std::call_once(slot.once, [&] { slot.value = read_static_properties(id, where); });
-  return slot.value;
+  atomic_cell<const static_properties*>& slot = property_cache()[id];
+  if (const static_properties* known = slot.load()) return *known;
+  // First use: read (a failure throws and publishes nothing), then publish. Threads that race
+  // here each read; the first to publish wins and the others drop their identical copies.
+  const static_properties* fresh = new static_properties(read_static_properties(id, where));
+  const static_properties* expected = nullptr;
+  if (slot.compare_exchange(expected, fresh)) {
+    return *fresh;
+  }
+  delete fresh;
+  return *expected;
 }
 
 /// Whether device `id` migrates managed pages on demand (cached; the test hook wins).
 inline bool device_migrates(int id, call_site where) {
   if (id >= 0 && id < cached_devices) {
-    const signed char v = migration_overrides()[id].load(std::memory_order_relaxed);
+    const signed char v = migration_overrides()[id].load();
     if (v != 0) return v == 2;
   }
   return cached_properties(id, where).migrates_on_demand;
@@ -189,7 +198,12 @@ class device {
   /// @brief The GPU with ordinal `id`.
   /// @throws unimem::error (invalid device) unless 0 <= id < device_count().
   explicit device(int id, call_site where = call_site::current()) : id_(id) {
-    detail::require_device(id, "unimem::device(" + std::to_string(id) + ")", where);
+    const int n = device_count(where);
+    if (id < 0 || id >= n) {
+      detail::fixed_text<48> call("unimem::device(");
+      call.append(id).append(")");
+      detail::throw_invalid_device(n, call.c_str(), where);
+    }
   }
 
   /// @brief The calling thread's current device.
@@ -201,10 +215,10 @@ class device {
   [[nodiscard]] int id() const noexcept { return id_; }
 
   /// @brief The marketing name, e.g. "NVIDIA H200".
-  [[nodiscard]] std::string name(call_site where = call_site::current()) const {
+  [[nodiscard]] text name(call_site where = call_site::current()) const {
     return cached(where).native.name; }
   /// @brief sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack-.
-  [[nodiscard]] std::string architecture(call_site where = call_site::current()) const {
+  [[nodiscard]] text architecture(call_site where = call_site::current()) const {
     return cached(where).native.architecture; }
   /// @brief Global memory in bytes.
   [[nodiscard]] std::size_t total_memory(call_site where = call_site::current()) const {
@@ -265,6 +279,7 @@ class device {
   friend bool operator!=(const device& a, const device& b) noexcept { return a.id_ != b.id_; }
 
  private:
+  friend class device_list;
   struct unchecked {};
   device(int id, unchecked) noexcept : id_(id) {}
 
@@ -374,22 +389,73 @@ inline device pick_device(device_criterion criterion = device_criterion::most_mu
     }
   }
   if (best < 0) {
+    detail::fixed_text<96> context;
+    if (n == 0) {
+      context.append("device_count() is 0");
+    } else {
+      context.append("all ").append(n).append(" devices are in compute mode prohibited");
+    }
     throw error(detail::backend::error_invalid_device, "unimem::pick_device", where.file,
-                where.line,
-                n == 0 ? std::string("device_count() is 0")
-                       : "all " + std::to_string(n) + " devices are in compute mode prohibited",
-                n == 0);
+                where.line, context.c_str(), n == 0);
   }
   return device(best, where);
 }
 
+/// @brief The GPUs the runtime saw when devices() was called: a range of device, in ordinal
+/// order, that holds only the count.
+/// @code
+///   for (unimem::device d : unimem::devices()) std::printf("%s\n", d.name().c_str());
+/// @endcode
+class device_list {
+ public:
+  /// @brief Walks the devices in ordinal order.
+  class iterator {
+   public:
+    /// @brief The device here.
+    device operator*() const noexcept { return device_list::at(id_); }
+    /// @brief The next device.
+    iterator& operator++() noexcept {
+      ++id_;
+      return *this;
+    }
+    /// @brief The next device (postfix).
+    iterator operator++(int) noexcept {
+      iterator before = *this;
+      ++id_;
+      return before;
+    }
+    /// @brief Same position.
+    friend bool operator==(iterator a, iterator b) noexcept { return a.id_ == b.id_; }
+    /// @brief Different positions.
+    friend bool operator!=(iterator a, iterator b) noexcept { return a.id_ != b.id_; }
+
+   private:
+    friend class device_list;
+    explicit iterator(int id) noexcept : id_(id) {}
+    int id_;
+  };
+
+  /// @brief The first `count` devices.
+  explicit device_list(int count) noexcept : count_(count < 0 ? 0 : count) {}
+  /// @brief The number of devices.
+  [[nodiscard]] int size() const noexcept { return count_; }
+  /// @brief True without a GPU.
+  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+  /// @brief Device i (0 <= i < size(), unchecked).
+  [[nodiscard]] device operator[](int i) const noexcept { return at(i); }
+  /// @brief The first device.
+  [[nodiscard]] iterator begin() const noexcept { return iterator(0); }
+  /// @brief Past the last device.
+  [[nodiscard]] iterator end() const noexcept { return iterator(count_); }
+
+ private:
+  static device at(int id) noexcept { return device(id, device::unchecked{}); }
+  int count_;
+};
+
 /// @brief All GPUs the runtime sees (empty without a GPU).
-inline std::vector<device> devices() {
-  std::vector<device> all;
-  const int n = device_count();
-  all.reserve(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) all.emplace_back(i);
-  return all;
+inline device_list devices(call_site where = call_site::current()) {
+  return device_list(device_count(where));
 }
 
 /// @brief Waits for all work on the calling thread's current device.
@@ -422,7 +488,7 @@ inline const char* backend_name() noexcept { return detail::backend::name(); }
 /// @brief The runtime's version as it reports it, e.g. "13.0" or "6.2.41133"; where the runtime
 /// cannot be asked (CUDA 11 without a driver or GPU), the version of the runtime this program
 /// links. For HIP on NVIDIA this is the CUDA runtime underneath HIP.
-inline std::string runtime_version() {
+UNIMEM_DETAIL_NOINLINE inline text runtime_version() {
   int v = 0;
   const detail::backend::result r = detail::backend::runtime_version(&v);
   if (r.code != detail::backend::success || v <= 0) {
@@ -433,7 +499,7 @@ inline std::string runtime_version() {
 }
 
 /// @brief The driver's version, or "none" when no driver is installed.
-inline std::string driver_version() {
+UNIMEM_DETAIL_NOINLINE inline text driver_version() {
   int v = 0;
   const detail::backend::result r = detail::backend::driver_version(&v);
   if (r.code == detail::backend::success && v > 0) return detail::backend::version_string(v);
@@ -442,8 +508,7 @@ inline std::string driver_version() {
 }
 
 namespace detail {
-inline std::string gib(std::size_t bytes) {
-  char buf[32];
+inline const char* gib(std::size_t bytes, char (&buf)[32]) noexcept {
   std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
   return buf;
 }
@@ -452,32 +517,41 @@ inline const char* yes_no(bool b) noexcept { return b ? "yes" : "no"; }
 
 /// @brief A text report of the backend, versions and every GPU with its managed-memory
 /// capabilities; with no GPU it says so (and why) in one line.
-inline std::string report() {
-  std::string s = "unimem " UNIMEM_VERSION_STRING ", backend " + std::string(backend_name()) +
-                  " (headers " + detail::backend::compiled_version() + "), runtime " +
-                  runtime_version() + ", driver " + driver_version() + "\n";
+UNIMEM_DETAIL_NOINLINE inline text report() {
+  text s("unimem " UNIMEM_VERSION_STRING ", backend ");
+  s.append(backend_name())
+      .append(" (headers ")
+      .append(detail::backend::compiled_version())
+      .append("), runtime ")
+      .append(runtime_version())
+      .append(", driver ")
+      .append(driver_version())
+      .append("\n");
   int raw = 0;
   const detail::backend::result r = detail::backend::device_count(&raw);
   const int n = device_count();
   if (n == 0) {
-    s += "no GPU was found";
+    s.append("no GPU was found");
     if (r.code != detail::backend::success) {
-      const std::string name = detail::backend::error_name(r.code);
-      const std::string text = detail::backend::error_string(r.code);
-      s += " (" + std::string(r.call) + ": " + name + (text != name ? ": " + text : "") + ")";
+      const char* name = detail::backend::error_name(r.code);
+      const char* what = detail::backend::error_string(r.code);
+      s.append(" (").append(r.call).append(": ").append(name);
+      if (std::strcmp(name, what) != 0) s.append(": ").append(what);
+      s.append(")");
     }
-    return s + "\n";
+    return s.append("\n");
   }
+  char free_text[32], total_text[32];
   for (int i = 0; i < n; ++i) {
     const device_properties p = device(i).properties();
-    s += "device " + std::to_string(i) + ": " + p.name + ", " + p.architecture + ", " +
-         std::to_string(p.multiprocessors) + " multiprocessors, warp size " +
-         std::to_string(p.warp_size) + ", memory " + detail::gib(p.free_memory) + " free of " +
-         detail::gib(p.total_memory) + "\n";
-    s += std::string("  managed memory: ") + detail::yes_no(p.managed_memory) +
-         ", concurrent managed access: " + detail::yes_no(p.concurrent_managed_access) +
-         ", pageable memory access: " + detail::yes_no(p.pageable_memory_access) +
-         ", migrates on demand: " + detail::yes_no(p.migrates_on_demand) + "\n";
+    s.append("device ").append(i).append(": ").append(p.name).append(", ").append(p.architecture);
+    s.append(", ").append(p.multiprocessors).append(" multiprocessors, warp size ");
+    s.append(p.warp_size).append(", memory ").append(detail::gib(p.free_memory, free_text));
+    s.append(" free of ").append(detail::gib(p.total_memory, total_text)).append("\n");
+    s.append("  managed memory: ").append(detail::yes_no(p.managed_memory));
+    s.append(", concurrent managed access: ").append(detail::yes_no(p.concurrent_managed_access));
+    s.append(", pageable memory access: ").append(detail::yes_no(p.pageable_memory_access));
+    s.append(", migrates on demand: ").append(detail::yes_no(p.migrates_on_demand)).append("\n");
   }
   return s;
 }

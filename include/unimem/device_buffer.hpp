@@ -13,10 +13,8 @@
 
 #include <cstddef>
 #include <initializer_list>
-#include <iterator>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -40,7 +38,7 @@ class device_buffer {
   /// @brief An empty buffer; allocates nothing.
   device_buffer() noexcept = default;
   /// @brief n value-initialised elements (filled on the device).
-  /// @throws std::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
+  /// @throws unimem::argument_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
   /// @throws unimem::error when the runtime cannot allocate.
   explicit device_buffer(size_type n, call_site where = call_site::current())
       : storage_(n, device_memory::buffer_name, where) {
@@ -61,10 +59,10 @@ class device_buffer {
       : storage_(values.size(), device_memory::buffer_name, where) {
     upload(values.begin(), where);
   }
-  /// @brief A copy of [first, last).
-  template <class InputIt, class = typename std::iterator_traits<InputIt>::iterator_category>
+  /// @brief A copy of [first, last) (read once into host memory, then copied).
+  template <class InputIt, std::enable_if_t<detail::is_iterator_v<InputIt>, int> = 0>
   device_buffer(InputIt first, InputIt last, call_site where = call_site::current())
-      : device_buffer(std::vector<T>(first, last), where) {}
+      : device_buffer(detail::gathered<T>(first, last, device_memory::buffer_name), where) {}
 
   /// @brief Not copyable: a buffer owns its memory.
   device_buffer(const device_buffer&) = delete;
@@ -96,9 +94,11 @@ class device_buffer {
   /// @brief A view of const elements for kernels.
   [[nodiscard]] unimem::view<const T> cview() const noexcept { return {data(), size()}; }
 
-  /// @brief A host copy of the contents.
-  [[nodiscard]] std::vector<T> to_vector(call_site where = call_site::current()) const {
-    std::vector<T> out(size());
+  /// @brief A host copy of the contents in a contiguous container made from a size, e.g.
+  /// `auto h = d.to<std::vector<float>>();` (unimem's headers do not include `<vector>`).
+  template <class Container>
+  [[nodiscard]] Container to(call_site where = call_site::current()) const {
+    Container out(size());
     copy(out, *this, where);
     return out;
   }
@@ -117,7 +117,7 @@ class device_buffer {
   friend unimem::view<const T> unimem_view(const device_buffer& b) noexcept { return b.view(); }
 
  private:
-  device_buffer(std::vector<T>&& values, call_site where)
+  device_buffer(const detail::gathered<T>& values, call_site where)
       : storage_(values.size(), device_memory::buffer_name, where) {
     upload(values.data(), where);
   }

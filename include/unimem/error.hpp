@@ -7,11 +7,10 @@
 
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
+#include "text.hpp"
 
 #include <cstring>
-#include <stdexcept>
-#include <string>
-#include <utility>
+#include <exception>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -26,8 +25,17 @@ using native_status = detail::backend::status;
 /// "unimem: <the MallocManaged call> failed: <...ErrorOutOfMemory> (2): out of memory
 /// [main.cpp:12] (managed_buffer: 1099511627776 bytes)".
 /// When the machine has no usable GPU the message starts with "no GPU was found".
-class error : public std::runtime_error {
+///
+/// Derives from std::exception (catch it as that or as unimem::error). The message lives in
+/// the object (at most message_capacity - 1 characters), so copying an error never allocates
+/// or throws, and the header needs neither `<stdexcept>` nor `<string>`.
+class error : public std::exception {
  public:
+  /// @brief The longest what() kept, including the terminating zero.
+  static constexpr std::size_t message_capacity = 1024;
+  /// @brief The longest call() and file() kept, including the terminating zero.
+  static constexpr std::size_t part_capacity = 256;
+
   /// @brief An error for a failed call; what() is composed from all the parts. unimem makes
   /// these; your own code rarely needs to.
   /// @param code    the runtime's status
@@ -36,15 +44,30 @@ class error : public std::runtime_error {
   /// @param line    source line of the call
   /// @param context what unimem was doing, or empty
   /// @param no_gpu  whether the machine has no usable GPU (changes the message)
-  error(native_status code, std::string call, std::string file, int line,
-        const std::string& context = {}, bool no_gpu = false)
-      : std::runtime_error(compose(code, call, file, line, context, no_gpu)),
-        code_(code),
-        call_(std::move(call)),
-        file_(std::move(file)),
-        line_(line),
-        no_gpu_(no_gpu) {}
+  UNIMEM_DETAIL_COLD error(native_status code, const char* call, const char* file, int line,
+                           const char* context = "", bool no_gpu = false) noexcept
+      : code_(code), line_(line), no_gpu_(no_gpu), call_(call), file_(file) {
+    message_.append("unimem: ");
+    if (no_gpu) message_.append("no GPU was found (device_count() == 0): ");
+    message_.append(call).append(" failed: ");
+    const char* name = detail::backend::error_name(code);
+    const char* text = detail::backend::error_string(code);
+    message_.append(name).append(" (").append(static_cast<int>(code)).append(")");
+    if (name != nullptr && text != nullptr && std::strcmp(name, text) != 0) {
+      // some runtimes (HIP 5) describe a status by its name
+      message_.append(": ").append(text);
+    }
+    message_.append(" [").append(file).append(":").append(line).append("]");
+    if (context != nullptr && *context != '\0') message_.append(" (").append(context).append(")");
+    if (detail::backend::is_sticky(code)) {
+      message_.append(
+          "; this error is sticky: the GPU context is unusable and every later call fails the "
+          "same way; restart the process");
+    }
+  }
 
+  /// @brief The whole message (see the class description).
+  [[nodiscard]] const char* what() const noexcept override { return message_.c_str(); }
   /// @brief The native status (hipError_t or cudaError_t).
   [[nodiscard]] native_status code() const noexcept { return code_; }
   /// @brief The status's name, e.g. "cudaErrorInvalidConfiguration".
@@ -52,9 +75,9 @@ class error : public std::runtime_error {
     return detail::backend::error_name(code_);
   }
   /// @brief The failed call as written in the source.
-  [[nodiscard]] const std::string& call() const noexcept { return call_; }
+  [[nodiscard]] const char* call() const noexcept { return call_.c_str(); }
   /// @brief The source file of the call into unimem that failed (the caller's, not unimem's).
-  [[nodiscard]] const std::string& file() const noexcept { return file_; }
+  [[nodiscard]] const char* file() const noexcept { return file_.c_str(); }
   /// @brief The source line of that call.
   [[nodiscard]] int line() const noexcept { return line_; }
   /// @brief True when the failure happened on a machine with no usable GPU or driver.
@@ -65,34 +88,12 @@ class error : public std::runtime_error {
   [[nodiscard]] bool sticky() const noexcept { return detail::backend::is_sticky(code_); }
 
  private:
-  static std::string compose(native_status code, const std::string& call, const std::string& file,
-                             int line, const std::string& context, bool no_gpu) {
-    std::string m = "unimem: ";
-    if (no_gpu) m += "no GPU was found (device_count() == 0): ";
-    m += call;
-    m += " failed: ";
-    const char* name = detail::backend::error_name(code);
-    const char* text = detail::backend::error_string(code);
-    m += name;
-    m += " (" + std::to_string(static_cast<int>(code)) + ")";
-    if (std::strcmp(name, text) != 0) {  // some runtimes (HIP 5) describe a status by its name
-      m += ": ";
-      m += text;
-    }
-    m += " [" + file + ":" + std::to_string(line) + "]";
-    if (!context.empty()) m += " (" + context + ")";
-    if (detail::backend::is_sticky(code)) {
-      m += "; this error is sticky: the GPU context is unusable and every later call fails the "
-           "same way; restart the process";
-    }
-    return m;
-  }
-
   native_status code_;
-  std::string call_;
-  std::string file_;
   int line_;
   bool no_gpu_;
+  detail::fixed_text<part_capacity> call_;
+  detail::fixed_text<part_capacity> file_;
+  detail::fixed_text<message_capacity> message_;
 };
 
 namespace detail {
@@ -105,8 +106,8 @@ inline bool no_gpu_present() noexcept {
 }
 
 /// The cold path of check(): clears the runtime's last error (a sticky one stays) and throws.
-[[noreturn]] inline void throw_error(backend::result r, call_site where,
-                                     const std::string& context = {}) {
+[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_error(backend::result r, call_site where,
+                                     const char* context = "") {
   (void)backend::take_last_error();
   throw error(r.code, r.call, where.file, where.line, context, no_gpu_present());
 }
@@ -118,8 +119,8 @@ inline void check(backend::result r, call_site where) {
 
 /// Throws unimem::error with `status` for a failure unimem detects itself (no runtime call
 /// failed): `call` names the unimem call, `context` says why.
-[[noreturn]] inline void fail(native_status status, const char* call, call_site where,
-                              const std::string& context) {
+[[noreturn]] UNIMEM_DETAIL_COLD inline void fail(native_status status, const char* call, call_site where,
+                              const char* context) {
   throw error(status, call, where.file, where.line, context, false);
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "access.hpp"
+#include "argument_error.hpp"
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
 #include "detail/kernel_args.hpp"
@@ -17,12 +18,8 @@
 #include "placement.hpp"
 #include "stream.hpp"
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -30,8 +27,10 @@ UNIMEM_BEGIN_NAMESPACE
 
 namespace detail {
 
-inline std::string dims_string(const dims& d) {
-  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
+template <class Text>
+Text& append_dims(Text& t, const dims& d) {
+  t.append("(").append(d.x).append(", ").append(d.y).append(", ").append(d.z).append(")");
+  return t;
 }
 
 /// A launch_config with the place of the launch() call that uses it: launch() takes this, so
@@ -47,11 +46,23 @@ struct located_config {
       : cfg(grid, block, shared_bytes, s), where(w) {}
 };
 
+[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_empty_block(const dims& block) {
+  argument_error e("unimem::launch: block ");
+  append_dims(e, block).append(" has a zero extent");
+  throw e;
+}
 inline void check_config(const launch_config& cfg) {
-  if (cfg.block.empty()) {
-    throw std::invalid_argument("unimem::launch: block " + dims_string(cfg.block) +
-                                " has a zero extent");
-  }
+  if (cfg.block.empty()) throw_empty_block(cfg.block);
+}
+
+[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_launch_error(backend::result r,
+                                                              const launch_config& cfg,
+                                                              call_site where) {
+  fixed_text<160> context("launch with grid ");
+  append_dims(context, cfg.grid).append(", block ");
+  append_dims(context, cfg.block).append(", ").append(cfg.shared_bytes);
+  context.append(" bytes of dynamic shared memory");
+  throw_error(r, where, context.c_str());
 }
 
 template <class... Params>
@@ -61,13 +72,39 @@ void launch_parameters(void (*kernel)(Params...), const launch_config& cfg, call
   const backend::result r = backend::launch_kernel(
       reinterpret_cast<const void*>(kernel), {cfg.grid.x, cfg.grid.y, cfg.grid.z},
       {cfg.block.x, cfg.block.y, cfg.block.z}, addresses, cfg.shared_bytes, cfg.stream.get());
-  if (r.code != backend::success) {
-    throw_error(r, where,
-                "launch with grid " + dims_string(cfg.grid) + ", block " +
-                    dims_string(cfg.block) + ", " + std::to_string(cfg.shared_bytes) +
-                    " bytes of dynamic shared memory");
-  }
+  if (r.code != backend::success) throw_launch_error(r, cfg, where);
 }
+
+/// The device a launch runs on (see launch()), made current for the launch where it is not,
+/// and the current device restored afterwards (never throwing). Out of the launch template:
+/// one copy per program instead of one per kernel signature.
+class launch_device {
+ public:
+  launch_device(const launch_config& cfg, bool tagged, call_site where) {
+    // Neither a named device, nor tags, nor a stream that knows its device: the runtime's own
+    // choice (the current device), with no query.
+    if (!cfg.names_device() && !tagged && !cfg.stream.knows_device()) return;
+    const int d = device_for(cfg.device, cfg.stream, "unimem::launch",
+                             "launch_config::on_device()", where);
+    const int current = current_device_id(where);
+    id = current;
+    if (d == unspecified_device || d == current) return;
+    (void)device(d, where);  // checks the id: unimem::error naming it
+    check(backend::set_device(d), where);
+    restore_ = current;
+    id = d;
+  }
+  launch_device(const launch_device&) = delete;
+  launch_device& operator=(const launch_device&) = delete;
+  ~launch_device() {
+    if (restore_ >= 0) (void)backend::set_device(restore_);
+  }
+
+  int id = -1;  ///< the launching device; -1: the current one, not asked
+
+ private:
+  int restore_ = -1;
+};
 
 // ---- access tags: prefetch before the kernel ----
 
@@ -162,7 +199,7 @@ inline bool launch_would_be_accepted(const void* kernel, const launch_config& cf
 /// have lost the data). The placement path queues every prefetch that can throw before the
 /// discards, so an exception never leaves data discarded. Elsewhere out() ranges are prefetched.
 template <std::size_t N, class AcceptedFn>
-void place_for_launch(const std::array<range_use, N>& uses, int device, stream_ref s,
+void place_for_launch(const range_use (&uses)[N], int device, stream_ref s,
                       call_site where, AcceptedFn&& launch_accepted) {
   placement_range ranges[N == 0 ? 1 : N];
   std::size_t count = 0;
@@ -220,7 +257,7 @@ void place_for_launch(const std::array<range_use, N>& uses, int device, stream_r
 /// @endcode
 /// @throws unimem::error when the runtime rejects the launch, or the stream belongs to another
 /// device than cfg.device.
-/// @throws std::invalid_argument when a block extent is zero.
+/// @throws unimem::argument_error when a block extent is zero.
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), detail::located_config located, Args&&... args) {
   static_assert(sizeof...(Params) == sizeof...(Args),
@@ -233,32 +270,23 @@ void launch(void (*kernel)(Params...), detail::located_config located, Args&&...
       detail::check_config(cfg);
       if (cfg.empty()) return;  // no blocks: no work, no prefetch, no runtime call
       constexpr std::size_t tagged = (std::size_t{detail::is_tagged_v<Args>} + ... + 0);
-      const auto run = [&](int device) {
+      // The launching device, made current for the launch where it is not (see launch_device).
+      const detail::launch_device launching(cfg, tagged != 0, where);
+      {
         if constexpr (tagged != 0) {
           constexpr std::size_t reached =
               (std::size_t{detail::reaches_memory_v<const Args&>} + ... + 0);
-          std::array<detail::range_use, reached> uses{};
-          detail::range_use* next = uses.data();
+          detail::range_use uses[reached]{};
+          detail::range_use* next = uses;
           (detail::collect_range(next, args), ...);
-          detail::place_for_launch(uses, device, cfg.stream, where, [&] {
+          detail::place_for_launch(uses, launching.id, cfg.stream, where, [&] {
             return detail::launch_would_be_accepted(reinterpret_cast<const void*>(kernel), cfg);
           });
-        } else {
-          (void)device;
         }
         detail::launch_parameters(
             kernel, cfg, where,
             detail::to_parameter<Params>(detail::kernel_value(std::forward<Args>(args)))...);
-      };
-      // Neither a named device, nor tags, nor a stream that knows its device: the runtime's own
-      // choice (the current device), with no query.
-      if (!cfg.device && tagged == 0 && !cfg.stream.device_id()) return run(-1);
-      const std::optional<int> device = detail::device_for(
-          cfg.device, cfg.stream, "unimem::launch", "launch_config::on_device()", where);
-      const int current = detail::current_device_id(where);
-      if (!device || *device == current) return run(current);
-      device_guard g(*device, where);  // checks the id
-      run(*device);
+      }
     } else {
       detail::parameter_list<Params...>::template diagnose<Args...>(
           std::index_sequence_for<Args...>{});

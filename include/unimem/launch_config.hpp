@@ -11,8 +11,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
-#include <optional>
 #include <type_traits>
 
 UNIMEM_BEGIN_NAMESPACE
@@ -46,9 +44,7 @@ struct dims {
   /// @brief a * b, or 2^64 - 1 where the product does not fit in 64 bits.
   [[nodiscard]] static constexpr std::uint64_t saturating_product(std::uint64_t a,
                                                                   std::uint64_t b) noexcept {
-    return a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a
-               ? std::numeric_limits<std::uint64_t>::max()
-               : a * b;
+    return a != 0 && b > ~std::uint64_t{0} / a ? ~std::uint64_t{0} : a * b;
   }
   /// @brief True when some extent is zero.
   [[nodiscard]] constexpr bool empty() const noexcept { return x == 0 || y == 0 || z == 0; }
@@ -71,10 +67,16 @@ struct launch_config {
   dims block{1};              ///< threads per block
   std::size_t shared_bytes = 0;  ///< dynamic shared memory per block, in bytes
   stream_ref stream{};        ///< the stream the kernel is queued on
-  /// @brief The device to launch on; empty (the default) means the stream's device where it
-  /// is known (see launch()), else the calling thread's current device. A stream of another
-  /// device with an explicit device is refused by launch() with unimem::error.
-  std::optional<int> device{};
+  /// @brief The device to launch on; unspecified_device (the default) means the stream's
+  /// device where it is known (see launch()), else the calling thread's current device. A
+  /// stream of another device with an explicit device is refused by launch() with
+  /// unimem::error, and so is an id that names no device.
+  int device = unspecified_device;
+
+  /// @brief True when a device is named (on_device() was called).
+  [[nodiscard]] constexpr bool names_device() const noexcept {
+    return device != unspecified_device;
+  }
 
   /// @brief One block of one thread on the default stream.
   constexpr launch_config() noexcept = default;
@@ -121,19 +123,25 @@ inline constexpr std::uint64_t max_grid_x = 0x7fffffffu;
 /// threads: grid.x = ceil(n / block). n = 0 gives an empty grid, whose launch does nothing.
 /// @throws unimem::argument_error when block is 0, or when n needs more than 2^31 - 1 blocks
 /// (use a grid-stride loop).
-inline launch_config grid_for(std::size_t n, unsigned block = 256) {
+namespace detail {
+[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_grid_for(std::uint64_t n, unsigned block,
+                                                          std::uint64_t blocks) {
   if (block == 0) throw argument_error("unimem::grid_for: the block size must be positive");
+  throw argument_error("unimem::grid_for: ")
+      .append(n)
+      .append(" threads in blocks of ")
+      .append(block)
+      .append(" need ")
+      .append(blocks)
+      .append(" blocks, more than the 2^31 - 1 a grid can have; use a grid-stride loop with a "
+              "fixed grid");
+}
+}  // namespace detail
+
+inline launch_config grid_for(std::size_t n, unsigned block = 256) {
+  if (block == 0) detail::throw_grid_for(n, block, 0);
   const std::uint64_t blocks = std::uint64_t{n} / block + (std::uint64_t{n} % block != 0 ? 1 : 0);
-  if (blocks > max_grid_x) {
-    throw argument_error("unimem::grid_for: ")
-        .append(std::uint64_t{n})
-        .append(" threads in blocks of ")
-        .append(block)
-        .append(" need ")
-        .append(blocks)
-        .append(" blocks, more than the 2^31 - 1 a grid can have; use a grid-stride loop with a "
-                "fixed grid");
-  }
+  if (blocks > max_grid_x) detail::throw_grid_for(n, block, blocks);
   return launch_config(dims(static_cast<unsigned>(blocks)), dims(block));
 }
 

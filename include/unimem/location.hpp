@@ -1,6 +1,7 @@
 // unimem: location, where managed pages live (the host or a device). Runtime-free.
 /// @file
-/// @brief location, where managed pages live: the host or one GPU. Runtime-free.
+/// @brief location, where managed pages live: the host or one GPU, and optional_location, the
+/// answer of a query that may have none. Runtime-free.
 #pragma once
 
 #include "config.hpp"
@@ -42,6 +43,58 @@ class location {
   constexpr location(bool host, int id) noexcept : host_(host), id_(id) {}
   bool host_;
   int id_;
+};
+
+/// @brief A location or none: what preferred_location() and last_prefetch_location() answer,
+/// with the part of std::optional<location>'s interface such answers need (the header stays
+/// free of `<optional>`, which the buffers' headers would otherwise pull into every
+/// translation unit).
+/// @code
+///   if (unimem::optional_location l = buf.preferred_location()) use(*l);
+///   EXPECT_EQ(buf.last_prefetch_location(), unimem::location::device(0));
+/// @endcode
+class optional_location {
+ public:
+  /// @brief None.
+  constexpr optional_location() noexcept = default;
+  /// @brief The location l.
+  constexpr optional_location(location l) noexcept : value_(l), engaged_(true) {}  // NOLINT
+
+  /// @brief True when there is a location.
+  [[nodiscard]] constexpr bool has_value() const noexcept { return engaged_; }
+  /// @brief True when there is a location.
+  constexpr explicit operator bool() const noexcept { return engaged_; }
+  /// @brief The location (has_value() must be true).
+  [[nodiscard]] constexpr location operator*() const noexcept { return value_; }
+  /// @brief Members of the location (has_value() must be true).
+  [[nodiscard]] constexpr const location* operator->() const noexcept { return &value_; }
+  /// @brief The location, or `fallback` when there is none.
+  [[nodiscard]] constexpr location value_or(location fallback) const noexcept {
+    return engaged_ ? value_ : fallback;
+  }
+
+  /// @brief Both none, or the same location.
+  friend constexpr bool operator==(optional_location a, optional_location b) noexcept {
+    return a.engaged_ == b.engaged_ && (!a.engaged_ || a.value_ == b.value_);
+  }
+  /// @brief Not equal.
+  friend constexpr bool operator!=(optional_location a, optional_location b) noexcept {
+    return !(a == b);
+  }
+  /// @brief A location equal to l.
+  friend constexpr bool operator==(optional_location a, location l) noexcept {
+    return a.engaged_ && a.value_ == l;
+  }
+  /// @brief A location equal to l.
+  friend constexpr bool operator==(location l, optional_location a) noexcept { return a == l; }
+  /// @brief None, or another location.
+  friend constexpr bool operator!=(optional_location a, location l) noexcept { return !(a == l); }
+  /// @brief None, or another location.
+  friend constexpr bool operator!=(location l, optional_location a) noexcept { return !(a == l); }
+
+ private:
+  location value_ = location::host();
+  bool engaged_ = false;
 };
 
 UNIMEM_END_NAMESPACE

@@ -14,10 +14,8 @@
 
 #include <cstddef>
 #include <initializer_list>
-#include <memory>
-#include <optional>
+#include <new>
 #include <type_traits>
-#include <vector>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -42,7 +40,7 @@ inline constexpr host_attached_t host_attached{};
 /// The container interface comes from a base class the reference does not list: the types
 /// value_type, size_type, difference_type, reference, const_reference, pointer, const_pointer,
 /// iterator and const_iterator (plain pointers) and memory_kind; size(), bytes(), empty(),
-/// max_size(), data(); operator[] (unchecked) and at() (throws std::out_of_range); front(),
+/// max_size(), data(); operator[] (unchecked) and at() (throws unimem::argument_error); front(),
 /// back(), begin(), end(), cbegin(), cend(); view() and cview() for kernels; swap(). launch(),
 /// the placement calls and the access tags take the buffer through unimem_view, copy() and
 /// fill() through data() and size().
@@ -63,7 +61,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   /// @brief An empty buffer; allocates nothing.
   managed_buffer() noexcept = default;
   /// @brief n value-initialised elements (written on the CPU).
-  /// @throws std::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
+  /// @throws unimem::argument_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
   /// @throws unimem::error when the runtime cannot allocate.
   explicit managed_buffer(size_type n, call_site where = call_site::current()) : base(n, where) {}
   /// @brief n elements left uninitialised: no page is touched until first use.
@@ -76,7 +74,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   managed_buffer(std::initializer_list<T> values, call_site where = call_site::current())
       : base(values, where) {}
   /// @brief A copy of [first, last); input iterators are read once.
-  template <class InputIt, class = detail::iterator_category_t<InputIt>>
+  template <class InputIt, std::enable_if_t<detail::is_iterator_v<InputIt>, int> = 0>
   managed_buffer(InputIt first, InputIt last, call_site where = call_site::current())
       : base(first, last, where) {}
   /// @brief n uninitialised elements attached to the host (see host_attached_t).
@@ -99,7 +97,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
                   "value-initialisation only for trivially default constructible T; use "
                   "managed_buffer(n, first_touch(...), unimem::uninitialized) and a kernel");
     if (ft.where && ft.where->is_host()) {
-      std::uninitialized_value_construct(this->begin(), this->end());
+      for (T* p = this->begin(); p != this->end(); ++p) ::new (static_cast<void*>(p)) T();
     } else {
       detail::first_touch_bytes(this->data(), this->bytes(), ft, true, where);
     }
@@ -123,7 +121,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   hint_status advise(advice a, location l, call_site where = call_site::current()) const {
     return unimem::advise(this->cview(), a, l, where);
   }
-  /// @brief advise(advice::read_mostly). @throws std::invalid_argument for other advice.
+  /// @brief advise(advice::read_mostly). @throws unimem::argument_error for other advice.
   hint_status advise(advice a, call_site where = call_site::current()) const {
     return unimem::advise(this->cview(), a, where);
   }
@@ -131,7 +129,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   hint_status unadvise(advice a, location l, call_site where = call_site::current()) const {
     return unimem::unadvise(this->cview(), a, l, where);
   }
-  /// @brief Withdraws read_mostly advice. @throws std::invalid_argument for other advice.
+  /// @brief Withdraws read_mostly advice. @throws unimem::argument_error for other advice.
   hint_status unadvise(advice a, call_site where = call_site::current()) const {
     return unimem::unadvise(this->cview(), a, where);
   }
@@ -140,17 +138,17 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
     return unimem::is_read_mostly(this->cview(), where);
   }
   /// @brief The preferred location of the whole buffer, if it has one.
-  [[nodiscard]] std::optional<location> preferred_location(
+  [[nodiscard]] optional_location preferred_location(
       call_site where = call_site::current()) const {
     return unimem::preferred_location(this->cview(), where);
   }
   /// @brief Where the whole buffer was last prefetched to, if anywhere.
-  [[nodiscard]] std::optional<location> last_prefetch_location(
+  [[nodiscard]] optional_location last_prefetch_location(
       call_site where = call_site::current()) const {
     return unimem::last_prefetch_location(this->cview(), where);
   }
   /// @brief The locations with accessed_by advice for the whole buffer.
-  [[nodiscard]] std::vector<location> accessed_by(call_site where = call_site::current()) const {
+  [[nodiscard]] location_list accessed_by(call_site where = call_site::current()) const {
     return unimem::accessed_by(this->cview(), where);
   }
   /// @brief Makes the buffer ready for the CPU: no GPU still writes it and its pages are on

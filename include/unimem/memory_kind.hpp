@@ -22,7 +22,6 @@
 #include "error.hpp"
 
 #include <cstddef>
-#include <string>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -46,7 +45,7 @@ void* allocate_or_throw(AllocateFn&& allocate, std::size_t bytes, const char* wh
   const backend::result r = allocate(&p, bytes);
   if (r.code != backend::success || p == nullptr) {
     throw_error(r.code != backend::success ? r : backend::result{backend::error_invalid_value, r.call},
-                where, std::string(what) + ": " + std::to_string(bytes) + " bytes");
+                where, fixed_text<128>(what).append(": ").append(bytes).append(" bytes").c_str());
   }
   return p;
 }

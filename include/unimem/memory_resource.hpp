@@ -15,7 +15,6 @@
 #include <memory_resource>
 #include <mutex>
 #include <new>
-#include <string>
 #include <unordered_map>
 
 UNIMEM_BEGIN_NAMESPACE

@@ -35,7 +35,7 @@ class pinned_buffer : public detail::host_array<T, pinned_memory> {
   /// @brief An empty buffer; allocates nothing.
   pinned_buffer() noexcept = default;
   /// @brief n value-initialised elements.
-  /// @throws std::length_error when n > max_size().
+  /// @throws unimem::argument_error when n > max_size().
   /// @throws unimem::error when the runtime cannot allocate.
   explicit pinned_buffer(size_type n, call_site where = call_site::current()) : base(n, where) {}
   /// @brief n elements, left uninitialised.
@@ -48,7 +48,7 @@ class pinned_buffer : public detail::host_array<T, pinned_memory> {
   pinned_buffer(std::initializer_list<T> values, call_site where = call_site::current())
       : base(values, where) {}
   /// @brief A copy of [first, last).
-  template <class InputIt, class = detail::iterator_category_t<InputIt>>
+  template <class InputIt, std::enable_if_t<detail::is_iterator_v<InputIt>, int> = 0>
   pinned_buffer(InputIt first, InputIt last, call_site where = call_site::current())
       : base(first, last, where) {}
 

@@ -7,6 +7,7 @@
 /// first_touch(), attach() and ready_for_host(), over views and containers.
 #pragma once
 
+#include "argument_error.hpp"
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
 #include "device.hpp"
@@ -16,20 +17,106 @@
 #include "placement_policy.hpp"
 #include "stream.hpp"
 #include "stream_ref.hpp"
+#include "text.hpp"
 #include "view.hpp"
 
 #include <cstddef>
-#include <optional>
-#include <stdexcept>
-#include <string>
-#include <vector>
 
 UNIMEM_BEGIN_NAMESPACE
 
 /// @brief "host" or "device 3".
-inline std::string to_string(location l) {
-  return l.is_host() ? std::string("host") : "device " + std::to_string(l.device_id());
+inline text to_string(location l) {
+  return l.is_host() ? text("host") : text("device ").append(l.device_id());
 }
+
+/// @brief The locations accessed_by() reports, in the runtime's order.
+class location_list {
+ public:
+  /// @brief No location.
+  location_list() noexcept = default;
+  /// @brief The locations of n ids: a device ordinal, or a negative id for the host.
+  location_list(const int* ids, std::size_t n) : location_list(n) {
+    for (std::size_t i = 0; i < n; ++i) ids_[i] = ids[i] < 0 ? -1 : ids[i];
+  }
+  /// @brief A copy.
+  location_list(const location_list& other) : location_list(other.size_) {
+    for (std::size_t i = 0; i < size_; ++i) ids_[i] = other.ids_[i];
+  }
+  /// @brief Takes other's locations; other is left empty.
+  location_list(location_list&& other) noexcept : ids_(other.ids_), size_(other.size_) {
+    other.ids_ = nullptr;
+    other.size_ = 0;
+  }
+  /// @brief Copy assignment.
+  location_list& operator=(const location_list& other) {
+    if (this != &other) location_list(other).swap(*this);
+    return *this;
+  }
+  /// @brief Move assignment.
+  location_list& operator=(location_list&& other) noexcept {
+    location_list(static_cast<location_list&&>(other)).swap(*this);
+    return *this;
+  }
+  /// @brief Frees the list.
+  ~location_list() { delete[] ids_; }
+
+  /// @brief The number of locations.
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// @brief True when there is none.
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  /// @brief Location i (unchecked).
+  [[nodiscard]] location operator[](std::size_t i) const noexcept { return from_id(ids_[i]); }
+  /// @brief True when l is in the list.
+  [[nodiscard]] bool contains(location l) const noexcept {
+    for (std::size_t i = 0; i < size_; ++i) {
+      if ((*this)[i] == l) return true;
+    }
+    return false;
+  }
+
+  /// @brief Walks the locations.
+  class iterator {
+   public:
+    /// @brief The location here.
+    location operator*() const noexcept { return from_id(*id_); }
+    /// @brief The next location.
+    iterator& operator++() noexcept {
+      ++id_;
+      return *this;
+    }
+    /// @brief Same position.
+    friend bool operator==(iterator a, iterator b) noexcept { return a.id_ == b.id_; }
+    /// @brief Different positions.
+    friend bool operator!=(iterator a, iterator b) noexcept { return a.id_ != b.id_; }
+
+   private:
+    friend class location_list;
+    explicit iterator(const int* id) noexcept : id_(id) {}
+    const int* id_;
+  };
+  /// @brief The first location.
+  [[nodiscard]] iterator begin() const noexcept { return iterator(ids_); }
+  /// @brief Past the last location.
+  [[nodiscard]] iterator end() const noexcept { return iterator(ids_ + size_); }
+
+  /// @brief Swaps two lists.
+  void swap(location_list& other) noexcept {
+    int* ids = ids_;
+    ids_ = other.ids_;
+    other.ids_ = ids;
+    const std::size_t n = size_;
+    size_ = other.size_;
+    other.size_ = n;
+  }
+
+ private:
+  explicit location_list(std::size_t n) : ids_(n != 0 ? new int[n] : nullptr), size_(n) {}
+  static location from_id(int id) noexcept {
+    return id < 0 ? location::host() : location::device(id);
+  }
+  int* ids_ = nullptr;  // -1: the host
+  std::size_t size_ = 0;
+};
 
 /// @brief Advice for a range of managed memory.
 enum class advice {
@@ -55,8 +142,8 @@ enum class attach_mode {
 /// @brief Where a new buffer's pages are first touched, and on which stream that happens.
 /// Made by first_touch(); a temporary unimem::stream is refused (see stream).
 struct first_touch_t {
-  /// Where the pages go; nullopt: the device of `stream`.
-  std::optional<location> where;
+  /// Where the pages go; none: the device of `stream`.
+  optional_location where;
   /// The stream the placement is ordered on (the constructor waits for it).
   stream_ref stream;
 };
@@ -66,9 +153,19 @@ inline first_touch_t first_touch(location where, stream_ref s = {}) noexcept { r
 /// @brief Places a new buffer's pages on the device of stream s, on s. The stream must know its
 /// device (a unimem::stream, or a native handle the runtime can place), else the constructor
 /// throws unimem::error.
-inline first_touch_t first_touch(stream_ref s) noexcept { return {std::nullopt, s}; }
+inline first_touch_t first_touch(stream_ref s) noexcept { return {optional_location(), s}; }
 
 namespace detail {
+
+/// A heap array for a call's scratch space; freed on every exit.
+template <class T>
+struct scratch {
+  explicit scratch(std::size_t n) : p(new T[n]) {}
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+  ~scratch() { delete[] p; }
+  T* p;
+};
 
 /// One range for the placement path; `discard`: its old contents are not needed.
 struct placement_range {
@@ -80,7 +177,9 @@ struct placement_range {
 /// Throws unimem::error (invalid device) for a device location that names no GPU.
 inline void check_location(location l, const char* what, call_site where) {
   if (l.is_device()) {
-    require_device(l.device_id(), std::string(what) + "(" + to_string(l) + ")", where);
+    fixed_text<128> call(what);
+    call.append("(").append(to_string(l)).append(")");
+    require_device(l.device_id(), call.c_str(), where);
   }
 }
 
@@ -126,14 +225,10 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
   constexpr std::size_t on_stack = 16;  // launches have a handful of arguments: no allocation
   void* ptrs_small[on_stack];
   std::size_t sizes_small[on_stack];
-  std::vector<void*> ptrs_large;
-  std::vector<std::size_t> sizes_large;
-  if (count > on_stack) {
-    ptrs_large.resize(count);
-    sizes_large.resize(count);
-  }
-  void** ptrs = count > on_stack ? ptrs_large.data() : ptrs_small;
-  std::size_t* sizes = count > on_stack ? sizes_large.data() : sizes_small;
+  scratch<void*> ptrs_large(count > on_stack ? count : 0);
+  scratch<std::size_t> sizes_large(count > on_stack ? count : 0);
+  void** ptrs = count > on_stack ? ptrs_large.p : ptrs_small;
+  std::size_t* sizes = count > on_stack ? sizes_large.p : sizes_small;
   std::size_t n = 0;
   for (std::size_t i = 0; i < count; ++i) {
     if (ranges[i].bytes == 0 || !ranges[i].discard) continue;
@@ -177,16 +272,15 @@ inline hint_status advise_bytes(const void* p, std::size_t bytes, advice a, loca
 /// Advice given without a location must be read_mostly, the one kind that takes none.
 inline advice needs_no_location(advice a, const char* what) {
   if (a != advice::read_mostly) {
-    throw std::invalid_argument(std::string(what) +
-                                ": preferred_location and accessed_by need a location");
+    throw argument_error(what).append(": preferred_location and accessed_by need a location");
   }
   return a;
 }
 
-inline std::optional<location> location_from_id(int id) noexcept {
+inline optional_location location_from_id(int id) noexcept {
   if (id == backend::host_location_id) return location::host();
   if (id >= 0) return location::device(id);
-  return std::nullopt;  // none, or not the same for the whole range
+  return optional_location();  // none, or not the same for the whole range
 }
 
 inline int range_int(backend::range_attribute a, const void* p, std::size_t bytes,
@@ -201,18 +295,17 @@ inline int range_int(backend::range_attribute a, const void* p, std::size_t byte
 inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool zero,
                               call_site where) {
   if (bytes == 0) return;
-  std::optional<location> l = ft.where;
-  const std::optional<int> asked =
-      l && l->is_device() ? std::optional<int>(l->device_id()) : std::nullopt;
+  optional_location l = ft.where;
+  const int asked = l && l->is_device() ? l->device_id() : unspecified_device;
   if (!l || l->is_device()) {
-    const std::optional<int> d =
+    const int d =
         device_for(asked, ft.stream, "unimem::first_touch", "first_touch(location)", where);
-    if (!d) {
+    if (d == unspecified_device) {
       fail(backend::error_invalid_value, "unimem::first_touch", where,
            "first_touch(stream) needs a stream that knows its device (a unimem::stream); the "
            "default stream and this native handle do not: pass a location");
     }
-    l = location::device(*d);
+    l = location::device(d);
   }
   const placement_range r{p, bytes, false};
   if (l->is_host()) {
@@ -255,7 +348,7 @@ hint_status advise(view<T> v, advice a, location l, call_site where = call_site:
   return detail::advise_bytes(v.data(), v.size_bytes(), a, l, true, where);
 }
 /// @brief advise(v, advice::read_mostly); other advice needs a location.
-/// @throws std::invalid_argument for preferred_location or accessed_by without a location.
+/// @throws unimem::argument_error for preferred_location or accessed_by without a location.
 template <class T>
 hint_status advise(view<T> v, advice a, call_site where = call_site::current()) {
   return advise(v, detail::needs_no_location(a, "unimem::advise"), location::host(), where);
@@ -266,7 +359,7 @@ hint_status unadvise(view<T> v, advice a, location l, call_site where = call_sit
   return detail::advise_bytes(v.data(), v.size_bytes(), a, l, false, where);
 }
 /// @brief unadvise(v, advice::read_mostly).
-/// @throws std::invalid_argument for preferred_location or accessed_by without a location.
+/// @throws unimem::argument_error for preferred_location or accessed_by without a location.
 template <class T>
 hint_status unadvise(view<T> v, advice a, call_site where = call_site::current()) {
   return unadvise(v, detail::needs_no_location(a, "unimem::unadvise"), location::host(), where);
@@ -279,39 +372,40 @@ template <class T>
   return detail::range_int(detail::backend::range_attribute::read_mostly, v.data(),
                            v.size_bytes(), where) != 0;
 }
-/// @brief The preferred location of the whole range, or nullopt when there is none (or the
+/// @brief The preferred location of the whole range, or none when there is none (or the
 /// range's pages disagree).
 template <class T>
-[[nodiscard]] std::optional<location> preferred_location(view<T> v,
+[[nodiscard]] optional_location preferred_location(view<T> v,
                                                          call_site where = call_site::current()) {
-  if (v.empty()) return std::nullopt;
+  if (v.empty()) return optional_location();
   return detail::location_from_id(detail::range_int(
       detail::backend::range_attribute::preferred_location, v.data(), v.size_bytes(), where));
 }
-/// @brief Where the whole range was last prefetched to, or nullopt (never prefetched, or its
+/// @brief Where the whole range was last prefetched to, or none (never prefetched, or its
 /// pages disagree).
 template <class T>
-[[nodiscard]] std::optional<location> last_prefetch_location(
+[[nodiscard]] optional_location last_prefetch_location(
     view<T> v, call_site where = call_site::current()) {
-  if (v.empty()) return std::nullopt;
+  if (v.empty()) return optional_location();
   return detail::location_from_id(detail::range_int(
       detail::backend::range_attribute::last_prefetch_location, v.data(), v.size_bytes(), where));
 }
 /// @brief The locations that have accessed_by advice for the whole range.
 template <class T>
-[[nodiscard]] std::vector<location> accessed_by(view<T> v, call_site where = call_site::current()) {
-  std::vector<location> out;
-  if (v.empty()) return out;
-  std::vector<int> ids(static_cast<std::size_t>(device_count(where)) + 1,
-                       detail::backend::no_location_id);
-  detail::check(detail::backend::range_attribute_ints(ids.data(), ids.size(),
+[[nodiscard]] location_list accessed_by(view<T> v, call_site where = call_site::current()) {
+  if (v.empty()) return {};
+  const std::size_t slots = static_cast<std::size_t>(device_count(where)) + 1;  // and the host
+  detail::scratch<int> ids(slots);
+  for (std::size_t i = 0; i < slots; ++i) ids.p[i] = detail::backend::no_location_id;
+  detail::check(detail::backend::range_attribute_ints(ids.p, slots,
                                                       detail::backend::range_attribute::accessed_by,
                                                       v.data(), v.size_bytes()),
                 where);
-  for (int id : ids) {
-    if (auto l = detail::location_from_id(id)) out.push_back(*l);
+  std::size_t n = 0;  // keep the ids that name a location, in order
+  for (std::size_t i = 0; i < slots; ++i) {
+    if (detail::location_from_id(ids.p[i])) ids.p[n++] = ids.p[i];
   }
-  return out;
+  return location_list(ids.p, n);
 }
 
 /// @brief Makes the range ready for CPU access: once it returns, no GPU is still writing the

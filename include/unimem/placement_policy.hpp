@@ -6,12 +6,11 @@
 #pragma once
 
 #include "config.hpp"
+#include "detail/atomic.hpp"
 #include "detail/backend/backend.hpp"
 #include "device.hpp"
 #include "error.hpp"
 
-#include <atomic>
-#include <string>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -45,20 +44,21 @@ enum class unsupported_policy {
 };
 
 namespace detail {
-inline std::atomic<int>& unsupported_policy_state() noexcept {
-  static std::atomic<int> state{static_cast<int>(unsupported_policy::ignore)};
+inline atomic_cell<int>& unsupported_policy_state() noexcept {
+  static atomic_cell<int> state{static_cast<int>(unsupported_policy::ignore)};
   return state;
 }
 
 /// Applies the unsupported_policy for a hint that needs device `id` to migrate pages.
 inline hint_status gate(int id, const char* what, call_site where) {
   if (device_migrates(id, where)) return hint_status::applied;
-  if (unsupported_policy_state().load(std::memory_order_relaxed) ==
+  if (unsupported_policy_state().load() ==
       static_cast<int>(unsupported_policy::throw_error)) {
-    fail(backend::error_not_supported, what, where,
-         "device " + std::to_string(id) +
-             " cannot migrate managed memory (migrates_on_demand() is false), and "
-             "unimem::unsupported_policy::throw_error is set");
+    fixed_text<160> context("device ");
+    context.append(id).append(
+        " cannot migrate managed memory (migrates_on_demand() is false), and "
+        "unimem::unsupported_policy::throw_error is set");
+    fail(backend::error_not_supported, what, where, context.c_str());
   }
   return hint_status::unsupported;
 }

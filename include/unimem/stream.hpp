@@ -9,7 +9,6 @@
 #include "error.hpp"
 #include "stream_ref.hpp"
 
-#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -31,30 +30,33 @@ struct stream_calls<stream_calls_tag> {
 };
 
 /// The device a stream belongs to: where the stream_ref knows it, else as the runtime says;
-/// nullopt for the default stream (it follows the current device) or when the runtime cannot
-/// tell.
-inline std::optional<int> stream_device(stream_ref s, call_site where) {
-  if (s.is_default()) return std::nullopt;
-  if (const std::optional<int> known = s.device_id()) return known;
+/// unspecified_device for the default stream (it follows the current device) or when the
+/// runtime cannot tell.
+inline int stream_device(stream_ref s, call_site where) {
+  if (s.is_default()) return unspecified_device;
+  if (s.knows_device()) return s.device_id();
   int id = -1;
   const backend::result r = backend::stream_device(s.get(), &id);
   if (r.code == backend::success) return id;
-  if (r.code == backend::error_not_supported) return std::nullopt;
+  if (r.code == backend::error_not_supported) return unspecified_device;
   throw_error(r, where, "reading the device of a stream");
 }
 
-/// The device work must run on when `asked` (a device the caller named, if any) and stream s
-/// are given: the named device, else the stream's; nullopt when neither says.
+/// The device work must run on when `asked` (a device the caller named, or
+/// unspecified_device) and stream s are given: the named device (even one that does not
+/// exist: the caller's checks reject it), else the stream's; unspecified_device when neither
+/// says.
 /// @throws unimem::error when the caller named another device than the stream's.
-inline std::optional<int> device_for(std::optional<int> asked, stream_ref s, const char* what,
-                                     const char* how, call_site where) {
-  const std::optional<int> from_stream = stream_device(s, where);
-  if (!asked) return from_stream;
-  if (from_stream && *from_stream != *asked) {
-    fail(backend::error_invalid_value, what, where,
-         "the stream belongs to device " + std::to_string(*from_stream) + " but " + how +
-             " asks for device " + std::to_string(*asked) +
-             "; use a stream of that device, or do not name a device to use the stream's");
+inline int device_for(int asked, stream_ref s, const char* what, const char* how,
+                      call_site where) {
+  const int from_stream = stream_device(s, where);
+  if (asked == unspecified_device) return from_stream;
+  if (from_stream != unspecified_device && from_stream != asked) {
+    fixed_text<256> context("the stream belongs to device ");
+    context.append(from_stream).append(" but ").append(how).append(" asks for device ");
+    context.append(asked).append(
+        "; use a stream of that device, or do not name a device to use the stream's");
+    fail(backend::error_invalid_value, what, where, context.c_str());
   }
   return asked;
 }

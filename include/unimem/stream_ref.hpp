@@ -8,10 +8,13 @@
 #include "config.hpp"
 #include "detail/backend/handles.hpp"
 
-#include <optional>
 #include <type_traits>
 
 UNIMEM_BEGIN_NAMESPACE
+
+/// @brief The device of a launch or a first touch that names none: launch_config::device's
+/// default (the stream's device where it is known, else the current device).
+inline constexpr int unspecified_device = -2147483647 - 1;
 
 namespace detail {
 /// The tag under which stream.hpp defines the runtime calls of stream_ref.
@@ -49,12 +52,11 @@ class stream_ref {
   /// @brief True for the default stream.
   [[nodiscard]] constexpr bool is_default() const noexcept { return handle_ == nullptr; }
   /// @brief The device the stream belongs to, when this reference knows it (a unimem::stream,
-  /// or a handle wrapped with its device); nullopt otherwise. The default stream has none: it
+  /// or a handle wrapped with its device); -1 otherwise. The default stream has none: it
   /// belongs to whichever device is current.
-  [[nodiscard]] constexpr std::optional<int> device_id() const noexcept {
-    if (device_ < 0) return std::nullopt;
-    return device_;
-  }
+  [[nodiscard]] constexpr int device_id() const noexcept { return device_ < 0 ? -1 : device_; }
+  /// @brief True when device_id() names the stream's device.
+  [[nodiscard]] constexpr bool knows_device() const noexcept { return device_ >= 0; }
 
   /// @brief Waits until all work queued on the stream has finished.
   /// @throws unimem::error carrying any asynchronous error of that work.

@@ -2,25 +2,30 @@
 // pinned_buffer). Not a public header.
 #pragma once
 
+#include "../argument_error.hpp"
 #include "../config.hpp"
 #include "../view.hpp"
 #include "owned_array.hpp"
 
 #include <cstddef>
+#include <cstring>
 #include <initializer_list>
-#include <iterator>
-#include <memory>
-#include <stdexcept>
-#include <string>
+#include <new>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 
-template <class It>
-using iterator_category_t = typename std::iterator_traits<It>::iterator_category;
+[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_out_of_range(const char* buffer, std::size_t i,
+                                                              std::size_t size) {
+  throw argument_error("unimem::")
+      .append(buffer)
+      .append("::at(")
+      .append(i)
+      .append("): out of range, size is ")
+      .append(size);
+}
 
 /// An owned array of T in memory kind Kind that the CPU can read and write directly.
 /// Move-only. A kernel argument and access-tag target through unimem_view.
@@ -45,20 +50,39 @@ class host_array {
     static_assert(std::is_default_constructible<T>::value,
                   "buffer(n) value-initialises: T needs a default constructor; use "
                   "buffer(n, unimem::uninitialized) or buffer(n, value)");
-    std::uninitialized_value_construct(begin(), end());
+    if constexpr (std::is_trivially_default_constructible<T>::value) {
+      if (!empty()) std::memset(static_cast<void*>(data()), 0, bytes());  // value-init is zero-init
+    } else {
+      for (T* p = begin(); p != end(); ++p) ::new (static_cast<void*>(p)) T();
+    }
   }
   host_array(size_type n, uninitialized_t, call_site where) : storage_(n, Kind::buffer_name, where) {}
   host_array(storage&& s) noexcept : storage_(std::move(s)) {}
   host_array(size_type n, const T& value, call_site where) : storage_(n, Kind::buffer_name, where) {
-    std::uninitialized_fill(begin(), end(), value);
+    for (T* p = begin(); p != end(); ++p) ::new (static_cast<void*>(p)) T(value);
   }
   host_array(std::initializer_list<T> values, call_site where)
       : storage_(values.size(), Kind::buffer_name, where) {
-    std::uninitialized_copy(values.begin(), values.end(), data());
+    if (values.size() != 0) std::memcpy(data(), values.begin(), values.size() * sizeof(T));
   }
-  template <class InputIt, class = iterator_category_t<InputIt>>
-  host_array(InputIt first, InputIt last, call_site where)
-      : host_array(first, last, where, iterator_category_t<InputIt>{}) {}
+  /// [first, last): with random-access iterators written in place; others are read once into
+  /// host memory first (their length is known only at the end).
+  template <class It, std::enable_if_t<is_iterator_v<It>, int> = 0>
+  host_array(It first, It last, call_site where) {
+    if constexpr (has_distance<It>::value) {
+      const auto n = last - first;
+      if (n < 0) {
+        throw argument_error("unimem::").append(Kind::buffer_name).append(
+            ": last comes before first");
+      }
+      storage(static_cast<size_type>(n), Kind::buffer_name, where).swap(storage_);
+      for (T* p = begin(); first != last; ++first, ++p) ::new (static_cast<void*>(p)) T(*first);
+    } else {
+      const gathered<T> values(first, last, Kind::buffer_name);
+      storage(values.size(), Kind::buffer_name, where).swap(storage_);
+      if (values.size() != 0) std::memcpy(data(), values.data(), bytes());
+    }
+  }
 
   [[nodiscard]] size_type size() const noexcept { return storage_.size(); }
   [[nodiscard]] size_type bytes() const noexcept { return size() * sizeof(T); }
@@ -71,7 +95,7 @@ class host_array {
   /// @brief Unchecked host access. Wait for kernels that write the buffer first.
   T& operator[](size_type i) noexcept { return data()[i]; }
   const T& operator[](size_type i) const noexcept { return data()[i]; }
-  /// @brief Checked host access. @throws std::out_of_range
+  /// @brief Checked host access. @throws unimem::argument_error outside the buffer
   T& at(size_type i) { return data()[checked(i)]; }
   const T& at(size_type i) const { return data()[checked(i)]; }
   T& front() noexcept { return data()[0]; }
@@ -98,22 +122,8 @@ class host_array {
   friend unimem::view<const T> unimem_view(const host_array& a) noexcept { return a.view(); }
 
  private:
-  template <class It>
-  host_array(It first, It last, call_site where, std::forward_iterator_tag)
-      : storage_(static_cast<size_type>(std::distance(first, last)), Kind::buffer_name, where) {
-    std::uninitialized_copy(first, last, data());
-  }
-  template <class It>
-  host_array(It first, It last, call_site where, std::input_iterator_tag)
-      : host_array(std::vector<T>(first, last), where) {}
-  host_array(std::vector<T>&& values, call_site where)
-      : host_array(values.begin(), values.end(), where, std::forward_iterator_tag{}) {}
-
   size_type checked(size_type i) const {
-    if (i >= size()) {
-      throw std::out_of_range(std::string("unimem::") + Kind::buffer_name + "::at(" +
-                              std::to_string(i) + "): size is " + std::to_string(size()));
-    }
+    if (i >= size()) throw_out_of_range(Kind::buffer_name, i, size());
     return i;
   }
 

@@ -104,7 +104,8 @@ constexpr void argument_check() {
                 "references (see argument_check<I, argument, parameter>).");
   static_assert(t::temporary_owner || t::bad_parameter || !t::host_container,
                 "unimem::launch: argument I is a host container (a std::vector?): its memory is "
-                "not accessible to the GPU. Use unimem::managed_vector<T> or a managed_buffer<T>, "
+                "not accessible to the GPU. Use unimem::managed_vector<T> (<unimem/allocator.hpp>) "
+                "or a managed_buffer<T>, "
                 "or pass a unimem::view of managed memory (see argument_check<I, ...>).");
   static_assert(t::temporary_owner || t::bad_parameter || t::host_container || t::copyable,
                 "unimem::launch: kernel arguments must be trivially copyable "

@@ -2,12 +2,13 @@
 // kind (memory_kind.hpp), and the one rule for allocation sizes.
 #pragma once
 
+#include "../argument_error.hpp"
 #include "../config.hpp"
 
 #include <cstddef>
+#include <cstring>
 #include <limits>
-#include <stdexcept>
-#include <string>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -30,18 +31,25 @@ constexpr std::size_t max_elements() noexcept {
 
 namespace detail {
 
-[[noreturn]] inline void throw_length_error(std::size_t n, std::size_t element_size,
+[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_length_error(std::size_t n, std::size_t element_size,
                                            const char* what) {
   const std::size_t max = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
-  throw std::length_error(std::string("unimem::") + what + ": " + std::to_string(n) +
-                          " elements of " + std::to_string(element_size) + " bytes exceed " +
-                          std::to_string(max) + " bytes (max_size() = " +
-                          std::to_string(max / element_size) + ")");
+  throw argument_error("unimem::")
+      .append(what)
+      .append(": ")
+      .append(n)
+      .append(" elements of ")
+      .append(element_size)
+      .append(" bytes exceed ")
+      .append(max)
+      .append(" bytes (max_size() = ")
+      .append(max / element_size)
+      .append(")");
 }
 
 /// The one overflow rule of every unimem allocation (buffers, managed_allocator, pmr
 /// resources): n elements of `element_size` bytes must fit in std::ptrdiff_t, else
-/// std::length_error naming `what`, before any runtime call.
+/// unimem::argument_error naming `what`, before any runtime call.
 inline std::size_t checked_bytes(std::size_t n, std::size_t element_size, const char* what) {
   const std::size_t max = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
   if (element_size != 0 && n > max / element_size) throw_length_error(n, element_size, what);
@@ -63,7 +71,7 @@ class owned_array {
  public:
   owned_array() noexcept = default;
 
-  /// @throws std::length_error when n elements do not fit (before any runtime call).
+  /// @throws unimem::argument_error when n elements do not fit (before any runtime call).
   /// @throws unimem::error when the runtime cannot allocate.
   template <class Allocate>
   owned_array(std::size_t n, const char* what, call_site where, Allocate&& allocate) {
@@ -104,6 +112,69 @@ class owned_array {
  private:
   T* data_ = nullptr;
   std::size_t size_ = 0;
+};
+
+/// True for types usable as iterators of a [first, last) constructor: dereferenceable,
+/// incrementable and comparable, and not integers (buffer(n, value) stays the count form).
+template <class It, class = void>
+struct is_iterator : std::false_type {};
+template <class It>
+struct is_iterator<It, std::void_t<decltype(*std::declval<It&>()), decltype(++std::declval<It&>()),
+                                   decltype(std::declval<It&>() != std::declval<It&>())>>
+    : std::bool_constant<!std::is_integral<It>::value> {};
+template <class It>
+constexpr bool is_iterator_v = is_iterator<It>::value;
+
+/// Whether last - first gives the length of [first, last) (pointers, random-access iterators).
+template <class It, class = void>
+struct has_distance : std::false_type {};
+template <class It>
+struct has_distance<It, std::void_t<decltype(std::declval<const It&>() - std::declval<const It&>())>>
+    : std::is_integral<decltype(std::declval<const It&>() - std::declval<const It&>())> {};
+
+/// The elements of [first, last), read once, in host memory: for single-pass iterators, whose
+/// length is known only at the end, and for buffers the CPU cannot write.
+template <class T>
+class gathered {
+  struct alignas(T) slot {
+    unsigned char bytes[sizeof(T)];
+  };
+
+ public:
+  template <class It>
+  gathered(It first, It last, const char* what) {
+    if constexpr (has_distance<It>::value) {
+      const auto n = last - first;
+      if (n < 0) throw argument_error("unimem::").append(what).append(": last comes before first");
+      reserve(static_cast<std::size_t>(n), what);
+    }
+    for (; first != last; ++first) {
+      if (size_ == capacity_) reserve(capacity_ < 16 ? 16 : capacity_ * 2, what);
+      const T value = static_cast<T>(*first);
+      std::memcpy(&slots_[size_++], &value, sizeof(T));
+    }
+  }
+  gathered(const gathered&) = delete;
+  gathered& operator=(const gathered&) = delete;
+  ~gathered() { delete[] slots_; }
+
+  const T* data() const noexcept { return reinterpret_cast<const T*>(slots_); }
+  std::size_t size() const noexcept { return size_; }
+
+ private:
+  void reserve(std::size_t n, const char* what) {
+    if (n <= capacity_) return;
+    (void)checked_bytes(n, sizeof(T), what);
+    slot* fresh = new slot[n];
+    if (size_ != 0) std::memcpy(fresh, slots_, size_ * sizeof(T));
+    delete[] slots_;
+    slots_ = fresh;
+    capacity_ = n;
+  }
+
+  slot* slots_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
 };
 
 }  // namespace detail

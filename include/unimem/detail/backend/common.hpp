@@ -2,10 +2,11 @@
 // locations, the native-call macro). Not a public header.
 #pragma once
 
+#include "../../text.hpp"
 #include "handles.hpp"
 
 #include <cstddef>
-#include <string>
+#include <cstring>
 
 /// Wraps one native call into a backend::result that remembers the call's text.
 #define UNIMEM_DETAIL_NATIVE(...) \
@@ -42,8 +43,8 @@ enum class device_attribute {
 
 /// What one properties query returns.
 struct native_properties {
-  std::string name;
-  std::string architecture;  // sm_90, gfx90a:sramecc+:xnack-
+  char name[256] = {};          // NUL-terminated (the runtimes' own field is 256 characters)
+  char architecture[256] = {};  // sm_90, gfx90a:sramecc+:xnack-
   std::size_t total_memory = 0;
   int major = 0;
   int minor = 0;
@@ -51,6 +52,25 @@ struct native_properties {
   int pci_bus = 0;
   int pci_device = 0;
 };
+
+/// Copies the C string s into the array `out`, cutting it to fit.
+template <std::size_t N>
+inline void copy_name(char (&out)[N], const char* s) noexcept {
+  std::size_t i = 0;
+  for (; s != nullptr && s[i] != '\0' && i + 1 < N; ++i) out[i] = s[i];
+  out[i] = '\0';
+}
+/// "sm_<major><minor>", the NVIDIA architecture name.
+template <std::size_t N>
+inline void sm_name(char (&out)[N], int major, int minor) noexcept {
+  fixed_text<N> t;
+  t.append("sm_").append(major).append(minor);
+  copy_name(out, t.c_str());
+}
+/// Formats a version number: "major.minor" from CUDA's major * 1000 + minor * 10.
+inline text cuda_version_string(int v) {
+  return text().append(v / 1000).append(".").append(v % 1000 / 10);
+}
 
 /// What one kernel may be launched with on the current device.
 struct kernel_launch_limits {

@@ -8,7 +8,6 @@
 #include <cuda_runtime_api.h>
 #endif
 
-#include <string>
 #include <type_traits>
 
 #include "common.hpp"
@@ -102,8 +101,8 @@ inline result get_properties(native_properties& out, int id) {
   cudaDeviceProp p{};
   const result r = UNIMEM_DETAIL_NATIVE(cudaGetDeviceProperties(&p, id));
   if (r.code != success) return r;
-  out.name = p.name;
-  out.architecture = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+  copy_name(out.name, p.name);
+  sm_name(out.architecture, p.major, p.minor);
   out.total_memory = p.totalGlobalMem;
   out.major = p.major;
   out.minor = p.minor;
@@ -127,11 +126,9 @@ inline result driver_version(int* v) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaDriverGetVersion(v));
 }
 /// Formats a version number as the runtime reports it: major * 1000 + minor * 10.
-inline std::string version_string(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
-}
+inline text version_string(int v) { return cuda_version_string(v); }
 /// The version of the headers this translation unit was compiled against.
-inline std::string compiled_version() { return version_string(CUDART_VERSION); }
+inline text compiled_version() { return version_string(CUDART_VERSION); }
 /// The runtime library's version as this build links it, for when the runtime cannot be asked
 /// (CUDA 11 answers cudaRuntimeGetVersion only with a driver and a GPU).
 inline int linked_runtime_version() noexcept { return CUDART_VERSION; }
@@ -301,9 +298,8 @@ inline result memset_async(void* p, int value, std::size_t bytes, stream_handle 
 /// (nothing queued) where the driver's memset cannot be reached.
 inline result memset16_async(void* p, unsigned short value, std::size_t count,
                              stream_handle s) noexcept {
-  const int r = cuda_driver::memset_d16_async(p, value, count, s);
-  if (r < 0) return {cudaErrorNotSupported, "cuMemsetD16Async (driver entry point not available)"};
-  return {r == 1 ? cudaSuccess : cudaErrorInvalidValue, "cuMemsetD16Async"};
+  return cuda_driver::word_memset_result(cuda_driver::memset_d16_async(p, value, count, s), 16,
+                                         cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported);
 }
 /// Queues fn(data) on stream s: it runs on a runtime thread once the work before it is done,
 /// and the work after it waits for it. fn must not call the runtime.
@@ -312,24 +308,12 @@ inline result launch_host_function(stream_handle s, host_function fn, void* data
 }
 /// Whether p points to host memory (pageable or pinned) or device-accessible memory (device,
 /// managed); unknown when the runtime cannot say (nothing left behind).
-inline pointer_residence residence(const void* p) noexcept {
-  cudaPointerAttributes a{};
-  const cudaError_t r = cudaPointerGetAttributes(&a, p);
-  if (r != cudaSuccess) {
-    forget_if_last(r);
-    return pointer_residence::unknown;
-  }
-  if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) {
-    return pointer_residence::device;
-  }
-  return pointer_residence::host;  // cudaMemoryTypeHost (pinned), cudaMemoryTypeUnregistered
-}
+inline pointer_residence residence(const void* p) noexcept { return cuda_driver::residence(p); }
 /// `count` 32-bit words at p (4-byte aligned) set to value, in stream order.
 inline result memset32_async(void* p, unsigned value, std::size_t count,
                              stream_handle s) noexcept {
-  const int r = cuda_driver::memset_d32_async(p, value, count, s);
-  if (r < 0) return {cudaErrorNotSupported, "cuMemsetD32Async (driver entry point not available)"};
-  return {r == 1 ? cudaSuccess : cudaErrorInvalidValue, "cuMemsetD32Async"};
+  return cuda_driver::word_memset_result(cuda_driver::memset_d32_async(p, value, count, s), 32,
+                                         cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported);
 }
 
 inline result stream_create(stream_handle* s, bool non_blocking) noexcept {

@@ -93,6 +93,35 @@ inline int memset_d32_async(void* p, unsigned value, std::size_t count, cudaStre
   return fn(reinterpret_cast<unsigned long long>(p), value, count, s) == 0 ? 1 : 0;
 }
 
+/// A driver memset's outcome (memset_d16_async / memset_d32_async) as a result of the
+/// backend's status type: `ok`, `refused` (the driver said no) or `unreachable` (no entry point,
+/// nothing queued; the caller takes another path).
+template <class Status>
+basic_result<Status> word_memset_result(int outcome, unsigned bits, Status ok, Status refused,
+                                        Status unreachable) noexcept {
+  const bool d16 = bits == 16;
+  if (outcome < 0) {
+    return {unreachable, d16 ? "cuMemsetD16Async (driver entry point not available)"
+                             : "cuMemsetD32Async (driver entry point not available)"};
+  }
+  return {outcome == 1 ? ok : refused, d16 ? "cuMemsetD16Async" : "cuMemsetD32Async"};
+}
+
+/// Whether p points to host memory (pageable or pinned) or device-accessible memory (device,
+/// managed), as the CUDA runtime says; unknown when it cannot say (nothing left behind).
+inline pointer_residence residence(const void* p) noexcept {
+  cudaPointerAttributes a{};
+  const cudaError_t r = cudaPointerGetAttributes(&a, p);
+  if (r != cudaSuccess) {
+    forget_if_last(r);
+    return pointer_residence::unknown;
+  }
+  if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) {
+    return pointer_residence::device;
+  }
+  return pointer_residence::host;  // cudaMemoryTypeHost (pinned), cudaMemoryTypeUnregistered
+}
+
 }  // namespace cuda_driver
 }  // namespace backend
 }  // namespace detail

@@ -19,7 +19,6 @@ plain C++ files)."
 
 #include <cstdint>
 #include <new>
-#include <string>
 #include <type_traits>
 
 #include "common.hpp"
@@ -120,11 +119,11 @@ inline result get_properties(native_properties& out, int id) {
   hipDeviceProp_t p{};
   const result r = UNIMEM_DETAIL_NATIVE(hipGetDeviceProperties(&p, id));
   if (r.code != success) return r;
-  out.name = p.name;
+  copy_name(out.name, p.name);
 #if defined(UNIMEM_DETAIL_HIP_AMD)
-  out.architecture = p.gcnArchName;
+  copy_name(out.architecture, p.gcnArchName);
 #else
-  out.architecture = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+  sm_name(out.architecture, p.major, p.minor);
 #endif
   out.total_memory = p.totalGlobalMem;
   out.major = p.major;
@@ -142,7 +141,7 @@ inline bool migrates_on_demand(const native_properties& p, bool concurrent_manag
                                bool pageable) noexcept {
 #if defined(UNIMEM_DETAIL_HIP_AMD)
   (void)concurrent_managed;
-  return pageable || p.architecture.find("xnack+") != std::string::npos;
+  return pageable || std::strstr(p.architecture, "xnack+") != nullptr;
 #else
   (void)p;
   (void)pageable;
@@ -155,20 +154,20 @@ inline result runtime_version(int* v) noexcept {
 }
 inline result driver_version(int* v) noexcept { return UNIMEM_DETAIL_NATIVE(hipDriverGetVersion(v)); }
 /// Formats a version number as the runtime reports it.
-inline std::string version_string(int v) {
+inline text version_string(int v) {
 #if defined(UNIMEM_DETAIL_HIP_AMD)
   // HIP_VERSION layout: major * 10'000'000 + minor * 100'000 + patch.
-  return std::to_string(v / 10000000) + "." + std::to_string(v / 100000 % 100) + "." +
-         std::to_string(v % 100000);
+  return text().append(v / 10000000).append(".").append(v / 100000 % 100).append(".").append(
+      v % 100000);
 #else
   // On NVIDIA the CUDA layout: major * 1000 + minor * 10.
-  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+  return cuda_version_string(v);
 #endif
 }
 /// The version of the headers this translation unit was compiled against.
-inline std::string compiled_version() {
-  return std::to_string(HIP_VERSION_MAJOR) + "." + std::to_string(HIP_VERSION_MINOR) + "." +
-         std::to_string(HIP_VERSION_PATCH);
+inline text compiled_version() {
+  return text().append(HIP_VERSION_MAJOR).append(".").append(HIP_VERSION_MINOR).append(".").append(
+      HIP_VERSION_PATCH);
 }
 /// The runtime library's version as this build links it, for when the runtime cannot be asked
 /// (on NVIDIA the CUDA runtime underneath, which answers only with a driver and a GPU).
@@ -345,9 +344,8 @@ inline result memset16_async(void* p, unsigned short value, std::size_t count,
 #if defined(UNIMEM_DETAIL_HIP_AMD)
   return UNIMEM_DETAIL_NATIVE(hipMemsetD16Async(any_pointer{p}, value, count, s));
 #else  // HIP's own wrapper calls cuMemsetD16Async and would make every program link libcuda
-  const int r = cuda_driver::memset_d16_async(p, value, count, s);
-  if (r < 0) return {hipErrorNotSupported, "cuMemsetD16Async (driver entry point not available)"};
-  return {r == 1 ? hipSuccess : hipErrorInvalidValue, "cuMemsetD16Async"};
+  return cuda_driver::word_memset_result(cuda_driver::memset_d16_async(p, value, count, s), 16,
+                                         hipSuccess, hipErrorInvalidValue, hipErrorNotSupported);
 #endif
 }
 /// Queues fn(data) on stream s: it runs on a runtime thread once the work before it is done,
@@ -386,16 +384,7 @@ inline pointer_residence residence(const void* p) noexcept {
   (void)p;
   return pointer_residence::unknown;
 #else
-  cudaPointerAttributes a{};
-  const cudaError_t r = cudaPointerGetAttributes(&a, p);
-  if (r != cudaSuccess) {
-    cuda_driver::forget_if_last(r);
-    return pointer_residence::unknown;
-  }
-  if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) {
-    return pointer_residence::device;
-  }
-  return pointer_residence::host;
+  return cuda_driver::residence(p);
 #endif
 }
 /// `count` 32-bit words at p (4-byte aligned) set to value, in stream order.
@@ -404,9 +393,8 @@ inline result memset32_async(void* p, unsigned value, std::size_t count,
 #if defined(UNIMEM_DETAIL_HIP_AMD)
   return UNIMEM_DETAIL_NATIVE(hipMemsetD32Async(any_pointer{p}, static_cast<int>(value), count, s));
 #else
-  const int r = cuda_driver::memset_d32_async(p, value, count, s);
-  if (r < 0) return {hipErrorNotSupported, "cuMemsetD32Async (driver entry point not available)"};
-  return {r == 1 ? hipSuccess : hipErrorInvalidValue, "cuMemsetD32Async"};
+  return cuda_driver::word_memset_result(cuda_driver::memset_d32_async(p, value, count, s), 32,
+                                         hipSuccess, hipErrorInvalidValue, hipErrorNotSupported);
 #endif
 }
 

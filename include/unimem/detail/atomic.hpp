@@ -1,0 +1,61 @@
+// unimem: the atomic cell behind unimem's few process-wide flags and caches (the device
+// property cache, the unsupported-hint policy, a test hook). Not a public header.
+//
+// GCC, Clang (and so hipcc) and nvcc's host compilers have the __atomic builtins that
+// std::atomic is built on; with them unimem's headers need no <atomic>, which costs a small
+// CUDA translation unit about 5 % more compile time (scripts/compile_time.sh). Other compilers
+// get std::atomic.
+#pragma once
+
+#include "../config.hpp"
+
+#include <type_traits>
+
+#if !defined(__GNUC__) && !defined(__clang__)
+#include <atomic>
+#define UNIMEM_DETAIL_STD_ATOMIC 1
+#endif
+
+UNIMEM_BEGIN_NAMESPACE
+namespace detail {
+
+/// A value read and written atomically: acquire loads, release stores, and one
+/// compare-and-exchange (acquire-release). T is an integer or a pointer.
+template <class T>
+class atomic_cell {
+  static_assert(std::is_integral<T>::value || std::is_pointer<T>::value,
+                "atomic_cell holds integers and pointers");
+
+ public:
+  constexpr atomic_cell() noexcept : value_() {}
+  constexpr explicit atomic_cell(T v) noexcept : value_(v) {}
+  atomic_cell(const atomic_cell&) = delete;
+  atomic_cell& operator=(const atomic_cell&) = delete;
+
+#if defined(UNIMEM_DETAIL_STD_ATOMIC)
+  T load() const noexcept { return value_.load(std::memory_order_acquire); }
+  void store(T v) noexcept { value_.store(v, std::memory_order_release); }
+  /// Stores `desired` when the value is `expected`; else reads the value into `expected`.
+  bool compare_exchange(T& expected, T desired) noexcept {
+    return value_.compare_exchange_strong(expected, desired, std::memory_order_acq_rel,
+                                          std::memory_order_acquire);
+  }
+
+ private:
+  std::atomic<T> value_;
+#else
+  T load() const noexcept { return __atomic_load_n(&value_, __ATOMIC_ACQUIRE); }
+  void store(T v) noexcept { __atomic_store_n(&value_, v, __ATOMIC_RELEASE); }
+  /// Stores `desired` when the value is `expected`; else reads the value into `expected`.
+  bool compare_exchange(T& expected, T desired) noexcept {
+    return __atomic_compare_exchange_n(&value_, &expected, desired, false, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+  }
+
+ private:
+  T value_;
+#endif
+};
+
+}  // namespace detail
+UNIMEM_END_NAMESPACE

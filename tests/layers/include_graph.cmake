@@ -5,9 +5,14 @@
 #   3 runtime     every other public header
 # Fails, naming the file and the include, when an include runs back up a layer, or when a file
 # outside the backend calls a hip*/cuda* runtime function.
+# Compile time (docs/architecture.md, "Compile time"): a header may include only the light
+# standard headers below (cuda_runtime.h brings most of them anyway); the heavy ones each cost a
+# small CUDA translation unit 5-50 % more compile time and are allowed only where named here,
+# and the umbrella header reaches none of them (allocator.hpp and memory_resource.hpp, which
+# need <vector> and the pmr headers, are left out of it).
 # Usage: cmake -DINCLUDE_DIR=<repo>/include -P include_graph.cmake
 cmake_minimum_required(VERSION 3.16)
-set(_vocabulary config.hpp version.hpp argument_error.hpp view.hpp location.hpp stream_ref.hpp
+set(_vocabulary config.hpp version.hpp argument_error.hpp text.hpp view.hpp location.hpp stream_ref.hpp
     launch_config.hpp kernel_argument.hpp access.hpp detail/backend/handles.hpp)
 
 function(_layer rel out)
@@ -22,6 +27,13 @@ function(_layer rel out)
   endif()
 endfunction()
 
+set(_light cstddef cstdint cstring cstdio cstdlib exception new type_traits utility limits
+           initializer_list)
+set(_allowed_allocator.hpp vector)                              # managed_vector
+set(_allowed_memory_resource.hpp memory_resource mutex unordered_map)  # the pmr resources
+set(_allowed_detail/atomic.hpp atomic)     # only for compilers without the __atomic builtins
+set(_umbrella_may_reach ${_light})
+
 set(_root "${INCLUDE_DIR}/unimem")
 file(GLOB_RECURSE _headers RELATIVE "${_root}" "${_root}/*.hpp")
 set(_problems "")
@@ -30,7 +42,13 @@ foreach(_h IN LISTS _headers)
   _layer("${_h}" _from)
   file(STRINGS "${_root}/${_h}" _lines)
   get_filename_component(_dir "${_h}" DIRECTORY)
+  set(_depth 0)  # of #if blocks: an include inside one is compiler-specific (detail/atomic.hpp)
   foreach(_line IN LISTS _lines)
+    if(_line MATCHES "^#if")
+      math(EXPR _depth "${_depth} + 1")
+    elseif(_line MATCHES "^#endif" AND _depth GREATER 0)
+      math(EXPR _depth "${_depth} - 1")
+    endif()
     if(_line MATCHES "^#include \"([^\"]+)\"")
       set(_target "${CMAKE_MATCH_1}")
       if(_dir)
@@ -43,12 +61,25 @@ foreach(_h IN LISTS _headers)
         continue()
       endif()
       _layer("${_target}" _to)
+      list(APPEND "_unimem_includes_${_h}" "${_target}")
       math(EXPR _edges "${_edges} + 1")
       if(_to GREATER _from)
         list(APPEND _problems "${_h} (layer ${_from}) includes ${_target} (layer ${_to}): an include that runs back up")
       endif()
-    elseif(_line MATCHES "^#include <(hip|cuda)" AND NOT _h MATCHES "^detail/backend/")
-      list(APPEND _problems "${_h}: includes a runtime header (${_line}) outside detail/backend/")
+    elseif(_line MATCHES "^#include <(hip|cuda)")
+      if(NOT _h MATCHES "^detail/backend/")
+        list(APPEND _problems "${_h}: includes a runtime header (${_line}) outside detail/backend/")
+      endif()
+    elseif(_line MATCHES "^#include <([a-z_]+)>")
+      set(_std "${CMAKE_MATCH_1}")
+      if(NOT _std MATCHES "^unimem_")  # config.hpp's stop below C++17
+        if(_depth EQUAL 0)
+          list(APPEND "_std_includes_${_h}" "${_std}")
+        endif()
+        if(NOT _std IN_LIST _light AND NOT _std IN_LIST "_allowed_${_h}")
+          list(APPEND _problems "${_h}: includes <${_std}>, which is not one of the light standard headers (tests/layers/include_graph.cmake, docs/architecture.md: Compile time)")
+        endif()
+      endif()
     endif()
     # Runtime calls outside the backend (comments are prose and may name them).
     string(REGEX REPLACE "//.*$" "" _code "${_line}")
@@ -57,9 +88,30 @@ foreach(_h IN LISTS _headers)
     endif()
   endforeach()
 endforeach()
+# What the umbrella header reaches, through unimem's own unconditional includes.
+set(_todo unimem.hpp)
+set(_seen "")
+set(_reached_std "")
+while(_todo)
+  list(POP_FRONT _todo _h)
+  if(_h IN_LIST _seen)
+    continue()
+  endif()
+  list(APPEND _seen "${_h}")
+  list(APPEND _reached_std ${_std_includes_${_h}})
+  list(APPEND _todo ${_unimem_includes_${_h}})
+endwhile()
+list(REMOVE_DUPLICATES _reached_std)
+foreach(_std IN LISTS _reached_std)
+  if(NOT _std IN_LIST _umbrella_may_reach)
+    list(APPEND _problems "unimem.hpp reaches <${_std}>: the umbrella header must stay light (leave the header that needs it out, as memory_resource.hpp)")
+  endif()
+endforeach()
+
 list(LENGTH _headers _n)
 if(_problems)
   list(JOIN _problems "\n  " _text)
   message(FATAL_ERROR "unimem layers: ${_n} headers, problems:\n  ${_text}")
 endif()
-message("unimem layers: ${_n} headers, ${_edges} includes, every include points down a layer or within it")
+list(JOIN _reached_std " " _reached_text)
+message("unimem layers: ${_n} headers, ${_edges} includes, every include points down a layer or within it; standard headers the umbrella reaches: ${_reached_text}")

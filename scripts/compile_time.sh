@@ -42,7 +42,7 @@
 # baseline, the target and PASS/FAIL (judged on the wall ratio, or the CPU one with --by cpu).
 #
 # Targets (PASS/FAIL lines): umbrella <= 1.5 x raw; vector_add <= 1.3 x vector_add_raw; each
-# value-type header that exists (config, version, view, location, launch_config, stream_ref,
+# value-type header that exists (config, version, text, view, location, launch_config, stream_ref,
 # argument_error, kernel_argument) <= 1.05 x raw. A TU that does not compile fails its target.
 #
 # Plain C++ pass (g++): each value-type header alone, `g++ -std=c++17 -fsyntax-only`, once with
@@ -66,7 +66,7 @@ script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/toolchains.sh
 source "$script_dir/toolchains.sh"  # unimem_root, unimem_native_nvcc
 
-value_headers=(config.hpp version.hpp view.hpp location.hpp launch_config.hpp stream_ref.hpp
+value_headers=(config.hpp version.hpp text.hpp view.hpp location.hpp launch_config.hpp stream_ref.hpp
                argument_error.hpp kernel_argument.hpp)
 target_umbrella=1.5
 target_vector_add=1.3

@@ -119,10 +119,6 @@ struct launch_config {
 /// The largest grid.x both CUDA and HIP accept: 2^31 - 1.
 inline constexpr std::uint64_t max_grid_x = 0x7fffffffu;
 
-/// @brief A 1-D configuration with `block` threads per block and enough blocks to cover n
-/// threads: grid.x = ceil(n / block). n = 0 gives an empty grid, whose launch does nothing.
-/// @throws unimem::argument_error when block is 0, or when n needs more than 2^31 - 1 blocks
-/// (use a grid-stride loop).
 namespace detail {
 [[noreturn]] UNIMEM_DETAIL_COLD inline void throw_grid_for(std::uint64_t n, unsigned block,
                                                           std::uint64_t blocks) {
@@ -138,6 +134,10 @@ namespace detail {
 }
 }  // namespace detail
 
+/// @brief A 1-D configuration with `block` threads per block and enough blocks to cover n
+/// threads: grid.x = ceil(n / block). n = 0 gives an empty grid, whose launch does nothing.
+/// @throws unimem::argument_error when block is 0, or when n needs more than 2^31 - 1 blocks
+/// (use a grid-stride loop).
 inline launch_config grid_for(std::size_t n, unsigned block = 256) {
   if (block == 0) detail::throw_grid_for(n, block, 0);
   const std::uint64_t blocks = std::uint64_t{n} / block + (std::uint64_t{n} % block != 0 ? 1 : 0);

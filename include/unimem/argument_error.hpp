@@ -32,24 +32,13 @@ class argument_error : public std::exception {
   /// @brief The message: the call and the values it refused (at most capacity - 1 characters).
   [[nodiscard]] const char* what() const noexcept override { return text_.c_str(); }
 
-  /// @brief Appends text to the message (the message is built without allocating).
-  argument_error& append(const char* s) noexcept {
-    text_.append(s);
-    return *this;
-  }
-  /// @brief Appends an integer in decimal.
-  template <class Integer, std::enable_if_t<std::is_integral<Integer>::value &&
-                                                !std::is_same<Integer, bool>::value &&
-                                                !std::is_same<Integer, char>::value,
-                                            int> = 0>
-  argument_error& append(Integer v) noexcept {
-    text_.append(v);
-    return *this;
-  }
-  /// @brief Appends a text (unimem::text or anything with c_str()).
-  template <class Text, class = decltype(std::declval<const Text&>().c_str())>
-  argument_error& append(const Text& t) noexcept {
-    text_.append(static_cast<const char*>(t.c_str()));
+  /// @brief Appends to the message, without allocating: a C string, an integer in decimal, or
+  /// a text (unimem::text or anything with c_str()). Accepts what fixed_text::append accepts
+  /// (whatever its capacity).
+  template <class Part, class = decltype(std::declval<detail::fixed_text<8>&>().append(
+                            std::declval<const Part&>()))>
+  argument_error& append(const Part& part) noexcept {
+    text_.append(part);
     return *this;
   }
 

@@ -33,17 +33,24 @@ inline int device_count(call_site where = call_site::current()) {
 }
 
 namespace detail {
-/// Throws unimem::error (invalid device) naming `call` unless 0 <= id < device_count().
-[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_invalid_device(int count, const char* call,
+/// The cold path of require_device: the call's text is composed only here.
+[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_invalid_device(int id, int count,
+                                                               const char* call,
+                                                               const char* id_prefix,
                                                                call_site where) {
+  fixed_text<128> call_text(call);
+  if (id_prefix != nullptr) call_text.append("(").append(id_prefix).append(id).append(")");
   fixed_text<64> context("device_count() is ");
   context.append(count);
-  throw error(backend::error_invalid_device, call, where.file, where.line, context.c_str(),
-              count == 0);
+  throw error(backend::error_invalid_device, call_text.c_str(), where.file, where.line,
+              context.c_str(), count == 0);
 }
-inline void require_device(int id, const char* call, call_site where) {
+/// Throws unimem::error (invalid device) unless 0 <= id < device_count(), naming `call`, or
+/// `call(<id_prefix><id>)` when id_prefix is given (e.g. "unimem::prefetch(device 7)").
+inline void require_device(int id, const char* call, call_site where,
+                           const char* id_prefix = nullptr) {
   const int n = device_count(where);
-  if (id < 0 || id >= n) throw_invalid_device(n, call, where);
+  if (id < 0 || id >= n) throw_invalid_device(id, n, call, id_prefix, where);
 }
 inline int current_device_id(call_site where) {
   int id = 0;
@@ -198,12 +205,7 @@ class device {
   /// @brief The GPU with ordinal `id`.
   /// @throws unimem::error (invalid device) unless 0 <= id < device_count().
   explicit device(int id, call_site where = call_site::current()) : id_(id) {
-    const int n = device_count(where);
-    if (id < 0 || id >= n) {
-      detail::fixed_text<48> call("unimem::device(");
-      call.append(id).append(")");
-      detail::throw_invalid_device(n, call.c_str(), where);
-    }
+    detail::require_device(id, "unimem::device", where, "");
   }
 
   /// @brief The calling thread's current device.

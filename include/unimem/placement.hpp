@@ -176,11 +176,7 @@ struct placement_range {
 
 /// Throws unimem::error (invalid device) for a device location that names no GPU.
 inline void check_location(location l, const char* what, call_site where) {
-  if (l.is_device()) {
-    fixed_text<128> call(what);
-    call.append("(").append(to_string(l)).append(")");
-    require_device(l.device_id(), call.c_str(), where);
-  }
+  if (l.is_device()) require_device(l.device_id(), what, where, "device ");
 }
 
 /// The device whose capability decides a hint for location l.

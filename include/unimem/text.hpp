@@ -18,6 +18,11 @@ UNIMEM_BEGIN_NAMESPACE
 
 namespace detail {
 
+/// The integers the message builders write in decimal (bool and char are not numbers there).
+template <class T>
+constexpr bool decimal_integer_v = std::is_integral<T>::value && !std::is_same<T, bool>::value &&
+                                   !std::is_same<T, char>::value;
+
 /// The decimal digits of an integer, NUL-terminated (no allocation).
 struct decimal {
   char digits[24];
@@ -70,10 +75,7 @@ class fixed_text {
     append_cut(text_, length_, N, s);
     return *this;
   }
-  template <class Integer, std::enable_if_t<std::is_integral<Integer>::value &&
-                                                !std::is_same<Integer, bool>::value &&
-                                                !std::is_same<Integer, char>::value,
-                                            int> = 0>
+  template <class Integer, std::enable_if_t<decimal_integer_v<Integer>, int> = 0>
   fixed_text& append(Integer v) noexcept {
     return append(decimal(v).c_str());
   }
@@ -183,10 +185,7 @@ class text {
   /// @brief Appends another text.
   text& append(const text& t) { return append(t.data(), t.size()); }
   /// @brief Appends an integer in decimal.
-  template <class Integer, std::enable_if_t<std::is_integral<Integer>::value &&
-                                                !std::is_same<Integer, bool>::value &&
-                                                !std::is_same<Integer, char>::value,
-                                            int> = 0>
+  template <class Integer, std::enable_if_t<detail::decimal_integer_v<Integer>, int> = 0>
   text& append(Integer v) {
     return append(detail::decimal(v).c_str());
   }

@@ -70,12 +70,7 @@ class host_array {
   template <class It, std::enable_if_t<is_iterator_v<It>, int> = 0>
   host_array(It first, It last, call_site where) {
     if constexpr (has_distance<It>::value) {
-      const auto n = last - first;
-      if (n < 0) {
-        throw argument_error("unimem::").append(Kind::buffer_name).append(
-            ": last comes before first");
-      }
-      storage(static_cast<size_type>(n), Kind::buffer_name, where).swap(storage_);
+      storage(range_length(first, last, Kind::buffer_name), Kind::buffer_name, where).swap(storage_);
       for (T* p = begin(); first != last; ++first, ++p) ::new (static_cast<void*>(p)) T(*first);
     } else {
       const gathered<T> values(first, last, Kind::buffer_name);

@@ -132,6 +132,15 @@ template <class It>
 struct has_distance<It, std::void_t<decltype(std::declval<const It&>() - std::declval<const It&>())>>
     : std::is_integral<decltype(std::declval<const It&>() - std::declval<const It&>())> {};
 
+/// The length of [first, last) for iterators with has_distance; a range whose last comes
+/// before its first is refused naming `what`.
+template <class It>
+std::size_t range_length(const It& first, const It& last, const char* what) {
+  const auto n = last - first;
+  if (n < 0) throw argument_error("unimem::").append(what).append(": last comes before first");
+  return static_cast<std::size_t>(n);
+}
+
 /// The elements of [first, last), read once, in host memory: for single-pass iterators, whose
 /// length is known only at the end, and for buffers the CPU cannot write.
 template <class T>
@@ -144,9 +153,7 @@ class gathered {
   template <class It>
   gathered(It first, It last, const char* what) {
     if constexpr (has_distance<It>::value) {
-      const auto n = last - first;
-      if (n < 0) throw argument_error("unimem::").append(what).append(": last comes before first");
-      reserve(static_cast<std::size_t>(n), what);
+      reserve(range_length(first, last, what), what);
     }
     for (; first != last; ++first) {
       if (size_ == capacity_) reserve(capacity_ < 16 ? 16 : capacity_ * 2, what);

@@ -400,6 +400,27 @@ endif()
 # (hipcc compiles C++ files as HIP, and the targets come from unimem::unimem). .hip files are
 # HIP sources in every HIP mode. The target must link unimem::unimem. A macro, so that it can
 # enable the language in the caller's directory.
+# unimem::compiled: for separate compilation (include/unimem/compiled.hpp). A static library of
+# unimem's out-of-line functions (error building, the property cache, report()), compiled once
+# as the kernel language; it defines UNIMEM_SEPARATE_COMPILATION for its users and links
+# unimem::unimem. Link it instead of unimem::unimem (in every target of the program) to compile
+# those functions once instead of in every translation unit. Not built unless linked. Created
+# where the kernel language is available: at once for hipcc or a language the project enabled,
+# else by the first unimem_gpu_target() (target_link_libraries may name it before that).
+macro(_unimem_compiled_target)
+  if(NOT TARGET unimem_compiled AND (UNIMEM_KERNEL_LANGUAGE MATCHES "^(CXX|NONE)$" OR
+                                     CMAKE_${UNIMEM_KERNEL_LANGUAGE}_COMPILER_LOADED))
+    set(_unimem_compiled_source "${CMAKE_BINARY_DIR}/unimem-compiled/compiled.cpp")
+    file(CONFIGURE OUTPUT "${_unimem_compiled_source}" CONTENT
+         "// unimem::compiled (generated): unimem's out-of-line functions, compiled once.\n#include <unimem/compiled.hpp>\n")
+    add_library(unimem_compiled STATIC EXCLUDE_FROM_ALL "${_unimem_compiled_source}")
+    add_library(unimem::compiled ALIAS unimem_compiled)
+    target_link_libraries(unimem_compiled PUBLIC unimem::unimem)
+    target_compile_definitions(unimem_compiled PUBLIC UNIMEM_SEPARATE_COMPILATION)
+    _unimem_gpu_target_properties(unimem_compiled)
+  endif()
+endmacro()
+
 macro(unimem_gpu_target _unimem_gpu_target_name)
   if(UNIMEM_KERNEL_LANGUAGE STREQUAL "NONE")
     message(FATAL_ERROR "unimem_gpu_target(${_unimem_gpu_target_name}): the HIP backend was "
@@ -411,6 +432,7 @@ macro(unimem_gpu_target _unimem_gpu_target_name)
     enable_language(${UNIMEM_KERNEL_LANGUAGE})
   endif()
   _unimem_gpu_target_properties(${_unimem_gpu_target_name})
+  _unimem_compiled_target()
 endmacro()
 
 function(_unimem_gpu_target_properties target)
@@ -436,3 +458,5 @@ function(_unimem_gpu_target_properties target)
                                                HIP_STANDARD 17 HIP_STANDARD_REQUIRED ON)
   endif()
 endfunction()
+
+_unimem_compiled_target()

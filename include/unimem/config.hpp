@@ -86,6 +86,35 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 #define UNIMEM_DETAIL_COLD
 #endif
 
+// Separate compilation (optional; the default is header-only). The functions that every
+// translation unit would otherwise compile again (the cold paths that build and throw errors,
+// the device-property cache, report(), the stream's-device query) are written
+//
+//   UNIMEM_DETAIL_OUTLINE void f(args)
+//   #if UNIMEM_DETAIL_DEFINE_OUTLINE
+//   { body }
+//   #else
+//       ;
+//   #endif
+//
+// Header-only: `inline`, with its body. With UNIMEM_SEPARATE_COMPILATION defined in every
+// translation unit of a program, the headers only declare them, and <unimem/compiled.hpp>,
+// included by exactly one translation unit (the CMake target unimem::compiled), defines them
+// once. One declaration per translation unit either way, so attributes stay where they are.
+// See docs/architecture.md, "Compile time".
+#define UNIMEM_DETAIL_CONFIG_INCLUDED 1
+#if defined(UNIMEM_SEPARATE_COMPILATION)
+#define UNIMEM_DETAIL_OUTLINE
+#if defined(UNIMEM_DETAIL_COMPILING_OUTLINE)
+#define UNIMEM_DETAIL_DEFINE_OUTLINE 1
+#else
+#define UNIMEM_DETAIL_DEFINE_OUTLINE 0
+#endif
+#else
+#define UNIMEM_DETAIL_OUTLINE inline
+#define UNIMEM_DETAIL_DEFINE_OUTLINE 1
+#endif
+
 // Functions callable from host and device code (views, intrinsics).
 /// @def UNIMEM_HOST_DEVICE
 /// @brief `__host__ __device__` under a device compiler (nvcc, hipcc, clang compiling HIP),

@@ -95,14 +95,20 @@ constexpr void check_copy_types() {
                 "unimem::copy: elements must be trivially copyable");
 }
 
-[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_size_mismatch(const char* what, std::size_t dn,
-                                                               std::size_t sn) {
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_size_mismatch(const char* what,
+                                                                               std::size_t dn,
+                                                                               std::size_t sn)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   throw argument_error(what)
       .append(": the destination has ")
       .append(dn)
       .append(" elements and the source ")
       .append(sn);
 }
+#else
+    ;
+#endif
 
 template <class Dst, class Src>
 std::size_t copy_bytes(const Dst& dst, const Src& src, const char* what) {

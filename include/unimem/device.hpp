@@ -34,10 +34,10 @@ inline int device_count(call_site where = call_site::current()) {
 
 namespace detail {
 /// The cold path of require_device: the call's text is composed only here.
-[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_invalid_device(int id, int count,
-                                                               const char* call,
-                                                               const char* id_prefix,
-                                                               call_site where) {
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_invalid_device(
+    int id, int count, const char* call, const char* id_prefix, call_site where)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   fixed_text<128> call_text(call);
   if (id_prefix != nullptr) call_text.append("(").append(id_prefix).append(id).append(")");
   fixed_text<64> context("device_count() is ");
@@ -45,6 +45,9 @@ namespace detail {
   throw error(backend::error_invalid_device, call_text.c_str(), where.file, where.line,
               context.c_str(), count == 0);
 }
+#else
+    ;
+#endif
 /// Throws unimem::error (invalid device) unless 0 <= id < device_count(), naming `call`, or
 /// `call(<id_prefix><id>)` when id_prefix is given (e.g. "unimem::prefetch(device 7)").
 inline void require_device(int id, const char* call, call_site where,
@@ -146,7 +149,10 @@ inline void set_migration_capability_for_testing(int id, int value) noexcept {
   }
 }
 
-UNIMEM_DETAIL_NOINLINE inline static_properties read_static_properties(int id, call_site where) {
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE static_properties
+read_static_properties(int id, call_site where)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   static_properties p;
   check(backend::get_properties(p.native, id), where);
   const auto attribute = [&](backend::device_attribute a) {
@@ -164,9 +170,14 @@ UNIMEM_DETAIL_NOINLINE inline static_properties read_static_properties(int id, c
                                                      p.pageable_memory_access);
   return p;
 }
+#else
+    ;
+#endif
 
 /// The cached properties of device `id` (which must exist).
-inline const static_properties& cached_properties(int id, call_site where) {
+UNIMEM_DETAIL_OUTLINE const static_properties& cached_properties(int id, call_site where)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   if (id < 0 || id >= cached_devices) {
     thread_local static_properties uncached;
     uncached = read_static_properties(id, where);
@@ -184,6 +195,9 @@ inline const static_properties& cached_properties(int id, call_site where) {
   delete fresh;
   return *expected;
 }
+#else
+    ;
+#endif
 
 /// Whether device `id` migrates managed pages on demand (cached; the test hook wins).
 inline bool device_migrates(int id, call_site where) {
@@ -490,7 +504,9 @@ inline const char* backend_name() noexcept { return detail::backend::name(); }
 /// @brief The runtime's version as it reports it, e.g. "13.0" or "6.2.41133"; where the runtime
 /// cannot be asked (CUDA 11 without a driver or GPU), the version of the runtime this program
 /// links. For HIP on NVIDIA this is the CUDA runtime underneath HIP.
-UNIMEM_DETAIL_NOINLINE inline text runtime_version() {
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE text runtime_version()
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   int v = 0;
   const detail::backend::result r = detail::backend::runtime_version(&v);
   if (r.code != detail::backend::success || v <= 0) {
@@ -499,15 +515,23 @@ UNIMEM_DETAIL_NOINLINE inline text runtime_version() {
   }
   return detail::backend::version_string(v);
 }
+#else
+    ;
+#endif
 
 /// @brief The driver's version, or "none" when no driver is installed.
-UNIMEM_DETAIL_NOINLINE inline text driver_version() {
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE text driver_version()
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   int v = 0;
   const detail::backend::result r = detail::backend::driver_version(&v);
   if (r.code == detail::backend::success && v > 0) return detail::backend::version_string(v);
   detail::backend::forget_if_last(r.code);
   return "none";
 }
+#else
+    ;
+#endif
 
 namespace detail {
 inline const char* gib(std::size_t bytes, char (&buf)[32]) noexcept {
@@ -519,7 +543,9 @@ inline const char* yes_no(bool b) noexcept { return b ? "yes" : "no"; }
 
 /// @brief A text report of the backend, versions and every GPU with its managed-memory
 /// capabilities; with no GPU it says so (and why) in one line.
-UNIMEM_DETAIL_NOINLINE inline text report() {
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE text report()
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   text s("unimem " UNIMEM_VERSION_STRING ", backend ");
   s.append(backend_name())
       .append(" (headers ")
@@ -557,5 +583,8 @@ UNIMEM_DETAIL_NOINLINE inline text report() {
   }
   return s;
 }
+#else
+    ;
+#endif
 
 UNIMEM_END_NAMESPACE

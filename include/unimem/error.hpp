@@ -17,6 +17,36 @@ UNIMEM_BEGIN_NAMESPACE
 /// @brief The runtime's own status type: hipError_t or cudaError_t.
 using native_status = detail::backend::status;
 
+namespace detail {
+/// Writes unimem::error's message (see the class) into `out`.
+UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void compose_error_message(
+    fixed_text<1024>& out, native_status code, const char* call, const char* file, int line,
+    const char* context, bool no_gpu) noexcept
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
+  out.append("unimem: ");
+  if (no_gpu) out.append("no GPU was found (device_count() == 0): ");
+  out.append(call).append(" failed: ");
+  const char* name = detail::backend::error_name(code);
+  const char* text = detail::backend::error_string(code);
+  out.append(name).append(" (").append(static_cast<int>(code)).append(")");
+  if (name != nullptr && text != nullptr && std::strcmp(name, text) != 0) {
+    // some runtimes (HIP 5) describe a status by its name
+    out.append(": ").append(text);
+  }
+  out.append(" [").append(file).append(":").append(line).append("]");
+  if (context != nullptr && *context != '\0') out.append(" (").append(context).append(")");
+  if (detail::backend::is_sticky(code)) {
+    out.append(
+        "; this error is sticky: the GPU context is unusable and every later call fails the "
+        "same way; restart the process");
+  }
+}
+#else
+    ;
+#endif
+}  // namespace detail
+
 /// @brief A failed GPU runtime call: the native status, the call's text and where it was made.
 ///
 /// what() names the failed call as written, the status's name and number, the runtime's text,
@@ -47,23 +77,7 @@ class error : public std::exception {
   UNIMEM_DETAIL_COLD error(native_status code, const char* call, const char* file, int line,
                            const char* context = "", bool no_gpu = false) noexcept
       : code_(code), line_(line), no_gpu_(no_gpu), call_(call), file_(file) {
-    message_.append("unimem: ");
-    if (no_gpu) message_.append("no GPU was found (device_count() == 0): ");
-    message_.append(call).append(" failed: ");
-    const char* name = detail::backend::error_name(code);
-    const char* text = detail::backend::error_string(code);
-    message_.append(name).append(" (").append(static_cast<int>(code)).append(")");
-    if (name != nullptr && text != nullptr && std::strcmp(name, text) != 0) {
-      // some runtimes (HIP 5) describe a status by its name
-      message_.append(": ").append(text);
-    }
-    message_.append(" [").append(file).append(":").append(line).append("]");
-    if (context != nullptr && *context != '\0') message_.append(" (").append(context).append(")");
-    if (detail::backend::is_sticky(code)) {
-      message_.append(
-          "; this error is sticky: the GPU context is unusable and every later call fails the "
-          "same way; restart the process");
-    }
+    detail::compose_error_message(message_, code, call, file, line, context, no_gpu);
   }
 
   /// @brief The whole message (see the class description).
@@ -93,6 +107,7 @@ class error : public std::exception {
   bool no_gpu_;
   detail::fixed_text<part_capacity> call_;
   detail::fixed_text<part_capacity> file_;
+  static_assert(message_capacity == 1024, "compose_error_message writes a fixed_text<1024>");
   detail::fixed_text<message_capacity> message_;
 };
 
@@ -106,11 +121,17 @@ inline bool no_gpu_present() noexcept {
 }
 
 /// The cold path of check(): clears the runtime's last error (a sticky one stays) and throws.
-[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_error(backend::result r, call_site where,
-                                     const char* context = "") {
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_error(backend::result r,
+                                                                       call_site where,
+                                                                       const char* context = "")
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   (void)backend::take_last_error();
   throw error(r.code, r.call, where.file, where.line, context, no_gpu_present());
 }
+#else
+    ;
+#endif
 
 /// Throws unimem::error when the call failed.
 inline void check(backend::result r, call_site where) {
@@ -119,10 +140,16 @@ inline void check(backend::result r, call_site where) {
 
 /// Throws unimem::error with `status` for a failure unimem detects itself (no runtime call
 /// failed): `call` names the unimem call, `context` says why.
-[[noreturn]] UNIMEM_DETAIL_COLD inline void fail(native_status status, const char* call, call_site where,
-                              const char* context) {
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void fail(native_status status,
+                                                                const char* call, call_site where,
+                                                                const char* context)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   throw error(status, call, where.file, where.line, context, false);
 }
+#else
+    ;
+#endif
 
 /// The answer of a stream or event query: false for "not ready", true for success; anything
 /// else throws. Where the runtime records "not ready" as the last error (HIP on AMD does), that

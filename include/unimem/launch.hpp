@@ -46,24 +46,33 @@ struct located_config {
       : cfg(grid, block, shared_bytes, s), where(w) {}
 };
 
-[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_empty_block(const dims& block) {
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_empty_block(const dims& block)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   argument_error e("unimem::launch: block ");
   append_dims(e, block).append(" has a zero extent");
   throw e;
 }
+#else
+    ;
+#endif
 inline void check_config(const launch_config& cfg) {
   if (cfg.block.empty()) throw_empty_block(cfg.block);
 }
 
-[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_launch_error(backend::result r,
-                                                              const launch_config& cfg,
-                                                              call_site where) {
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_launch_error(
+    backend::result r, const launch_config& cfg, call_site where)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   fixed_text<160> context("launch with grid ");
   append_dims(context, cfg.grid).append(", block ");
   append_dims(context, cfg.block).append(", ").append(cfg.shared_bytes);
   context.append(" bytes of dynamic shared memory");
   throw_error(r, where, context.c_str());
 }
+#else
+    ;
+#endif
 
 template <class... Params>
 void launch_parameters(void (*kernel)(Params...), const launch_config& cfg, call_site where,
@@ -75,6 +84,27 @@ void launch_parameters(void (*kernel)(Params...), const launch_config& cfg, call
   if (r.code != backend::success) throw_launch_error(r, cfg, where);
 }
 
+/// The launching device of cfg (see launch()): `id` becomes it; where it is not the current
+/// device it is made current and `restore` becomes the device to make current afterwards.
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void choose_launch_device(const launch_config& cfg,
+                                                                       call_site where, int& id,
+                                                                       int& restore)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
+  const int d =
+      device_for(cfg.device, cfg.stream, "unimem::launch", "launch_config::on_device()", where);
+  const int current = current_device_id(where);
+  id = current;
+  if (d == unspecified_device || d == current) return;
+  (void)device(d, where);  // checks the id: unimem::error naming it
+  check(backend::set_device(d), where);
+  restore = current;
+  id = d;
+}
+#else
+    ;
+#endif
+
 /// The device a launch runs on (see launch()), made current for the launch where it is not,
 /// and the current device restored afterwards (never throwing). Out of the launch template:
 /// one copy per program instead of one per kernel signature.
@@ -83,16 +113,9 @@ class launch_device {
   launch_device(const launch_config& cfg, bool tagged, call_site where) {
     // Neither a named device, nor tags, nor a stream that knows its device: the runtime's own
     // choice (the current device), with no query.
-    if (!cfg.names_device() && !tagged && !cfg.stream.knows_device()) return;
-    const int d = device_for(cfg.device, cfg.stream, "unimem::launch",
-                             "launch_config::on_device()", where);
-    const int current = current_device_id(where);
-    id = current;
-    if (d == unspecified_device || d == current) return;
-    (void)device(d, where);  // checks the id: unimem::error naming it
-    check(backend::set_device(d), where);
-    restore_ = current;
-    id = d;
+    if (cfg.names_device() || tagged || cfg.stream.knows_device()) {
+      choose_launch_device(cfg, where, id, restore_);
+    }
   }
   launch_device(const launch_device&) = delete;
   launch_device& operator=(const launch_device&) = delete;
@@ -162,7 +185,10 @@ void collect_range(range_use*& next, const Arg& a) noexcept {
 /// Whether a launch of `kernel` with cfg would be accepted on the current device: the checks
 /// the runtime makes before it queues anything (block and grid extents against the device,
 /// threads and dynamic shared memory against this kernel's own limits). False when unsure.
-inline bool launch_would_be_accepted(const void* kernel, const launch_config& cfg) noexcept {
+UNIMEM_DETAIL_OUTLINE bool launch_would_be_accepted(const void* kernel,
+                                                    const launch_config& cfg) noexcept
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   int id = 0;
   backend::kernel_launch_limits k{};
   if (backend::get_device(&id).code != backend::success) return false;
@@ -188,6 +214,9 @@ inline bool launch_would_be_accepted(const void* kernel, const launch_config& cf
          k.max_dynamic_shared_bytes >= 0 &&
          cfg.shared_bytes <= static_cast<std::size_t>(k.max_dynamic_shared_bytes);
 }
+#else
+    ;
+#endif
 
 /// Places the tagged ranges on `device`, on stream s, in stream order before the kernel,
 /// through the one placement path (placement.hpp).

@@ -120,8 +120,11 @@ struct launch_config {
 inline constexpr std::uint64_t max_grid_x = 0x7fffffffu;
 
 namespace detail {
-[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_grid_for(std::uint64_t n, unsigned block,
-                                                          std::uint64_t blocks) {
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_grid_for(std::uint64_t n,
+                                                                          unsigned block,
+                                                                          std::uint64_t blocks)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   if (block == 0) throw argument_error("unimem::grid_for: the block size must be positive");
   throw argument_error("unimem::grid_for: ")
       .append(n)
@@ -132,6 +135,9 @@ namespace detail {
       .append(" blocks, more than the 2^31 - 1 a grid can have; use a grid-stride loop with a "
               "fixed grid");
 }
+#else
+    ;
+#endif
 }  // namespace detail
 
 /// @brief A 1-D configuration with `block` threads per block and enough blocks to cover n

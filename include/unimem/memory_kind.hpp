@@ -36,6 +36,22 @@ enum class memory_residence {
 };
 
 namespace detail {
+/// The cold path of allocate_or_throw: unimem::error naming `what` and the size (a null pointer
+/// with success from the runtime counts as an invalid value).
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_allocation_error(backend::result r,
+                                                                                  std::size_t bytes,
+                                                                                  const char* what,
+                                                                                  call_site where)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
+  throw_error(
+      r.code != backend::success ? r : backend::result{backend::error_invalid_value, r.call}, where,
+      fixed_text<128>(what).append(": ").append(bytes).append(" bytes").c_str());
+}
+#else
+    ;
+#endif
+
 /// Allocates through a backend call and turns a failure (or a null pointer) into unimem::error
 /// naming `what` and the size.
 template <class AllocateFn>
@@ -43,10 +59,7 @@ void* allocate_or_throw(AllocateFn&& allocate, std::size_t bytes, const char* wh
                         call_site where) {
   void* p = nullptr;
   const backend::result r = allocate(&p, bytes);
-  if (r.code != backend::success || p == nullptr) {
-    throw_error(r.code != backend::success ? r : backend::result{backend::error_invalid_value, r.call},
-                where, fixed_text<128>(what).append(": ").append(bytes).append(" bytes").c_str());
-  }
+  if (r.code != backend::success || p == nullptr) throw_allocation_error(r, bytes, what, where);
   return p;
 }
 }  // namespace detail

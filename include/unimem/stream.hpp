@@ -47,8 +47,10 @@ inline int stream_device(stream_ref s, call_site where) {
 /// exist: the caller's checks reject it), else the stream's; unspecified_device when neither
 /// says.
 /// @throws unimem::error when the caller named another device than the stream's.
-inline int device_for(int asked, stream_ref s, const char* what, const char* how,
-                      call_site where) {
+UNIMEM_DETAIL_OUTLINE int device_for(int asked, stream_ref s, const char* what, const char* how,
+                                     call_site where)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   const int from_stream = stream_device(s, where);
   if (asked == unspecified_device) return from_stream;
   if (from_stream != unspecified_device && from_stream != asked) {
@@ -60,6 +62,9 @@ inline int device_for(int asked, stream_ref s, const char* what, const char* how
   }
   return asked;
 }
+#else
+    ;
+#endif
 }  // namespace detail
 
 /// @brief An owned stream of the device that was current when it was made.

@@ -23,6 +23,28 @@ template <class T>
 constexpr bool decimal_integer_v = std::is_integral<T>::value && !std::is_same<T, bool>::value &&
                                    !std::is_same<T, char>::value;
 
+/// Writes v (negated when `negative`) in decimal, NUL-terminated, into digits[24]. Out of line:
+/// messages and reports are cold paths, and one copy per program compiles faster than one per
+/// call site.
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void format_decimal(char* digits, bool negative,
+                                                                 unsigned long long v) noexcept
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
+  char reversed[24];
+  std::size_t n = 0;
+  do {
+    reversed[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  std::size_t k = 0;
+  if (negative) digits[k++] = '-';
+  while (n != 0) digits[k++] = reversed[--n];
+  digits[k] = '\0';
+}
+#else
+    ;
+#endif
+
 /// The decimal digits of an integer, NUL-terminated (no allocation).
 struct decimal {
   char digits[24];
@@ -39,29 +61,22 @@ struct decimal {
   const char* c_str() const noexcept { return digits; }
 
  private:
-  // Out of line: messages and reports are cold paths, and one copy per program compiles
-  // faster than one per call site.
-  UNIMEM_DETAIL_NOINLINE void format(bool negative, unsigned long long v) noexcept {
-    char reversed[24];
-    std::size_t n = 0;
-    do {
-      reversed[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    std::size_t k = 0;
-    if (negative) digits[k++] = '-';
-    while (n != 0) digits[k++] = reversed[--n];
-    digits[k] = '\0';
-  }
+  void format(bool negative, unsigned long long v) noexcept { format_decimal(digits, negative, v); }
 };
 
 /// Appends the C string s to the `length` characters at out, keeping at most capacity - 1 and
 /// the terminating zero. One out-of-line copy serves every fixed_text<N>.
-UNIMEM_DETAIL_NOINLINE inline void append_cut(char* out, std::size_t& length, std::size_t capacity,
-                                              const char* s) noexcept {
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void append_cut(char* out, std::size_t& length,
+                                                             std::size_t capacity,
+                                                             const char* s) noexcept
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   while (s != nullptr && *s != '\0' && length + 1 < capacity) out[length++] = *s++;
   out[length] = '\0';
 }
+#else
+    ;
+#endif
 
 /// A message of at most N - 1 characters built without allocating (exceptions carry one, so
 /// that copying them never throws); longer text is cut.

@@ -17,8 +17,11 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 
-[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_out_of_range(const char* buffer, std::size_t i,
-                                                              std::size_t size) {
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_out_of_range(const char* buffer,
+                                                                              std::size_t i,
+                                                                              std::size_t size)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   throw argument_error("unimem::")
       .append(buffer)
       .append("::at(")
@@ -26,6 +29,9 @@ namespace detail {
       .append("): out of range, size is ")
       .append(size);
 }
+#else
+    ;
+#endif
 
 /// An owned array of T in memory kind Kind that the CPU can read and write directly.
 /// Move-only. A kernel argument and access-tag target through unimem_view.

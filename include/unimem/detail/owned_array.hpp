@@ -31,8 +31,10 @@ constexpr std::size_t max_elements() noexcept {
 
 namespace detail {
 
-[[noreturn]] UNIMEM_DETAIL_COLD inline void throw_length_error(std::size_t n, std::size_t element_size,
-                                           const char* what) {
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_length_error(
+    std::size_t n, std::size_t element_size, const char* what)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   const std::size_t max = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
   throw argument_error("unimem::")
       .append(what)
@@ -46,6 +48,9 @@ namespace detail {
       .append(max / element_size)
       .append(")");
 }
+#else
+    ;
+#endif
 
 /// The one overflow rule of every unimem allocation (buffers, managed_allocator, pmr
 /// resources): n elements of `element_size` bytes must fit in std::ptrdiff_t, else

@@ -97,7 +97,9 @@ inline result get_attribute(int* value, device_attribute a, int id) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaDeviceGetAttribute(value, native, id));
 }
 
-inline result get_properties(native_properties& out, int id) {
+UNIMEM_DETAIL_OUTLINE result get_properties(native_properties& out, int id)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   cudaDeviceProp p{};
   const result r = UNIMEM_DETAIL_NATIVE(cudaGetDeviceProperties(&p, id));
   if (r.code != success) return r;
@@ -111,6 +113,9 @@ inline result get_properties(native_properties& out, int id) {
   out.pci_device = p.pciDeviceID;
   return r;
 }
+#else
+    ;
+#endif
 
 /// Whether pages of managed memory move to the GPU that touches them (Pascal and later, on
 /// Linux): exactly concurrentManagedAccess on CUDA.

@@ -60,7 +60,9 @@ inline int primary_context_active(int id) noexcept {
 }
 
 /// The device of a (non-special) stream handle through its context; false when unknown.
-inline bool stream_device(cudaStream_t s, int* id) noexcept {
+UNIMEM_DETAIL_OUTLINE bool stream_device(cudaStream_t s, int* id) noexcept
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   static const auto get_ctx = entry<stream_get_ctx_fn>("cuStreamGetCtx");
   static const auto push = entry<ctx_push_fn>("cuCtxPushCurrent");
   static const auto pop = entry<ctx_pop_fn>("cuCtxPopCurrent");
@@ -78,6 +80,9 @@ inline bool stream_device(cudaStream_t s, int* id) noexcept {
   *id = d;
   return true;
 }
+#else
+    ;
+#endif
 
 /// cuMemsetD16Async / cuMemsetD32Async: `count` 16- or 32-bit words set to `value` in stream
 /// order. 1 on success, 0 when the driver refused, -1 when the driver cannot be reached.

@@ -115,7 +115,9 @@ inline result get_attribute(int* value, device_attribute a, int id) noexcept {
   return UNIMEM_DETAIL_NATIVE(hipDeviceGetAttribute(value, native, id));
 }
 
-inline result get_properties(native_properties& out, int id) {
+UNIMEM_DETAIL_OUTLINE result get_properties(native_properties& out, int id)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
   hipDeviceProp_t p{};
   const result r = UNIMEM_DETAIL_NATIVE(hipGetDeviceProperties(&p, id));
   if (r.code != success) return r;
@@ -133,6 +135,9 @@ inline result get_properties(native_properties& out, int id) {
   out.pci_device = p.pciDeviceID;
   return r;
 }
+#else
+    ;
+#endif
 
 /// Whether pages of managed memory move to the GPU that touches them. On AMD,
 /// concurrentManagedAccess reads 1 even where pages never migrate: migration needs XNACK

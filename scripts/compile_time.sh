@@ -30,7 +30,12 @@
 #   <unimem/H>        raw + #include <unimem/H>, for every include/unimem/*.hpp found at run time.
 #   umbrella          raw + #include <unimem/unimem.hpp>.
 #   vector_add        examples/vector_add.cpp as is, against scripts/compile_time/vector_add_raw.cu
-#                     (the same program on the raw runtime; builds as CUDA and as HIP).
+#                     (the same program on the raw runtime; builds as CUDA and as HIP), twice:
+#                     header-only (unimem's default), and with -DUNIMEM_SEPARATE_COMPILATION
+#                     (what a target linking unimem::compiled gets: unimem's out-of-line
+#                     functions are compiled once, in the library).
+#   compiled.hpp      the library's one translation unit (<unimem/compiled.hpp>, compiled once
+#                     per program), against raw: informational.
 #   other examples    examples/*.cpp against raw (informational).
 # Every TU of a toolchain gets the same flags (-I include, the UNIMEM_BACKEND_* define the CMake
 # target passes). Repetitions are interleaved (raw, h1, ..., h8, raw, h9, ..., then again from
@@ -41,7 +46,8 @@
 # system of the compiler's processes, less disturbed by other load) and its ratio, the
 # baseline, the target and PASS/FAIL (judged on the wall ratio, or the CPU one with --by cpu).
 #
-# Targets (PASS/FAIL lines): umbrella <= 1.5 x raw; vector_add <= 1.3 x vector_add_raw; each
+# Targets (PASS/FAIL lines): umbrella <= 1.5 x raw; vector_add with separate compilation
+# <= 1.3 x vector_add_raw (the header-only row is shown beside it, without a target); each
 # value-type header that exists (config, version, text, view, location, launch_config, stream_ref,
 # argument_error, kernel_argument) <= 1.05 x raw. A TU that does not compile fails its target.
 #
@@ -206,11 +212,12 @@ run_timed() {
   tc_setup "$tc" >/dev/null
 
   # The TUs: label, file, index of the baseline (-1: none), target ratio (empty: none).
-  local -a name file base target
-  name=(raw) file=("$dir/raw.$ext") base=(-1) target=("")
+  local -a name file base target flags
+  name=(raw) file=("$dir/raw.$ext") base=(-1) target=("") flags=("")
   write_tu "${file[0]}"
   local h b n i
   for h in "${headers[@]}"; do
+    [ "$h" = compiled.hpp ] && continue  # the separate-compilation source: its own row below
     if is_value_header "$h"; then
       name+=("<unimem/$h>") target+=("$target_value")
     elif [ $quick = 1 ]; then
@@ -218,23 +225,35 @@ run_timed() {
     else
       name+=("<unimem/$h>") target+=("")
     fi
-    file+=("$dir/h_${h%.hpp}.$ext") base+=(0)
+    file+=("$dir/h_${h%.hpp}.$ext") base+=(0) flags+=("")
     write_tu "${file[-1]}" "$h"
   done
   name+=("umbrella <unimem/unimem.hpp>") file+=("$dir/umbrella.$ext") base+=(0) target+=("$target_umbrella")
+  flags+=("")
   write_tu "${file[-1]}" unimem.hpp
   local raw_va=${#name[@]}
   name+=("scripts/compile_time/vector_add_raw.cu") file+=("$raw_vector_add") base+=(0) target+=("")
+  flags+=("")
   if [ -e "$src/examples/vector_add.cpp" ]; then
-    name+=("examples/vector_add.cpp") file+=("$src/examples/vector_add.cpp") base+=("$raw_va")
-    target+=("$target_vector_add")
+    name+=("examples/vector_add.cpp, header-only") file+=("$src/examples/vector_add.cpp")
+    base+=("$raw_va") target+=("") flags+=("")
+    if [ -e "$src/include/unimem/compiled.hpp" ]; then
+      name+=("examples/vector_add.cpp, separate comp.") file+=("$src/examples/vector_add.cpp")
+      base+=("$raw_va") target+=("$target_vector_add") flags+=(-DUNIMEM_SEPARATE_COMPILATION)
+      name+=("<unimem/compiled.hpp> (once per program)") file+=("$dir/compiled.$ext") base+=(0)
+      target+=("") flags+=(-DUNIMEM_SEPARATE_COMPILATION)
+      echo "#include <unimem/compiled.hpp>" >"${file[-1]}"
+    else
+      echo "$tc: include/unimem/compiled.hpp is missing: the vector_add target is judged header-only" >&2
+      target[raw_va + 1]=$target_vector_add
+    fi
   else
     echo "$tc: examples/vector_add.cpp is missing: its target fails" >&2
     failures+=("$tc: examples/vector_add.cpp is missing")
   fi
   if [ $quick = 0 ]; then
     for b in "${examples[@]}"; do
-      name+=("examples/$b") file+=("$src/examples/$b") base+=(0) target+=("")
+      name+=("examples/$b") file+=("$src/examples/$b") base+=(0) target+=("") flags+=("")
     done
   fi
   n=${#name[@]}
@@ -263,7 +282,8 @@ run_timed() {
     for i in "${order[@]}"; do
       [ "${broken[i]}" = 1 ] && continue
       # bash's time keyword: wall, user and system seconds of the compile (all its processes).
-      if times=$({ time "${cc[@]}" -c "${file[i]}" -o "$dir/o$i.o" >"$dir/log$i" 2>&1; } 2>&1); then
+      # shellcheck disable=SC2086  # flags[i]: empty or one -D
+      if times=$({ time "${cc[@]}" ${flags[i]} -c "${file[i]}" -o "$dir/o$i.o" >"$dir/log$i" 2>&1; } 2>&1); then
         read -r wall user sys <<<"$times"
         echo "$wall" >>"$dir/wall$i"
         awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f\n", u + s }' >>"$dir/cpu$i"
@@ -285,11 +305,11 @@ run_timed() {
   echo "== $tc: $tc_desc"
   echo "   flags: ${cc[*]:1}" | sed "s|$src/include|include|g; s|PATH=/usr/bin:$PATH|PATH=/usr/bin:\$PATH|"
   echo "   median of $reps compiles each, raw $(wc -l <"$dir/wall0"); -c, one at a time, interleaved; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-  printf '%-40s %7s %7s %7s %7s  %-17s %s\n' TU "wall s" ratio "cpu s" "cpu r" vs "target ($by)"
+  printf '%-42s %7s %7s %7s %7s  %-17s %s\n' TU "wall s" ratio "cpu s" "cpu r" vs "target ($by)"
   local ratio cratio judged vs verdict line
   for ((i = 0; i < n; i++)); do
     if [ "${broken[i]}" = 1 ]; then
-      line=$(printf '%-40s %7s %7s %7s %7s  %-17s' "${name[i]}" error - - - -)
+      line=$(printf '%-42s %7s %7s %7s %7s  %-17s' "${name[i]}" error - - - -)
       if [ -n "${target[i]}" ]; then
         line+=" <= ${target[i]}  FAIL (does not compile)"
         failures+=("$tc: ${name[i]} does not compile")
@@ -308,7 +328,7 @@ run_timed() {
       cratio=$(awk -v a="${cpu[i]}" -v r="${cpu[b]}" 'BEGIN { printf "%.3f", a / r }')
       vs=${name[b]##*/}
     fi
-    line=$(printf '%-40s %7.3f %7s %7.3f %7s  %-17s' "${name[i]}" "${wall[i]}" "$ratio" "${cpu[i]}" "$cratio" "$vs")
+    line=$(printf '%-42s %7.3f %7s %7.3f %7s  %-17s' "${name[i]}" "${wall[i]}" "$ratio" "${cpu[i]}" "$cratio" "$vs")
     if [ -n "${target[i]}" ]; then
       judged=$ratio
       [ "$by" = cpu ] && judged=$cratio

@@ -306,6 +306,26 @@ class device {
   int id_;
 };
 
+namespace detail {
+/// Makes a device current again at the end of a scope, never throwing (a failure is ignored);
+/// does nothing until armed. device_guard and the launch's device choice both restore through
+/// it.
+class device_restore {
+ public:
+  device_restore() noexcept = default;
+  device_restore(const device_restore&) = delete;
+  device_restore& operator=(const device_restore&) = delete;
+  ~device_restore() {
+    if (id_ >= 0) (void)backend::set_device(id_);
+  }
+  /// Device `id` becomes current again at the end of the scope.
+  void arm(int id) noexcept { id_ = id; }
+
+ private:
+  int id_ = -1;
+};
+}  // namespace detail
+
 /// @brief Makes a device current for a scope and restores the previous one on exit.
 ///
 /// @code
@@ -315,8 +335,10 @@ class device_guard {
  public:
   /// @brief Makes d current until the end of the scope.
   explicit device_guard(const device& d, call_site where = call_site::current()) {
-    detail::check(detail::backend::get_device(&previous_), where);
-    if (previous_ != d.id()) detail::check(detail::backend::set_device(d.id()), where);
+    int previous = 0;
+    detail::check(detail::backend::get_device(&previous), where);
+    restore_.arm(previous);  // also when d is current: the scope may change the device
+    if (previous != d.id()) detail::check(detail::backend::set_device(d.id()), where);
   }
   /// @brief Makes device `id` current until the end of the scope.
   /// @throws unimem::error for an invalid id.
@@ -327,10 +349,10 @@ class device_guard {
   /// @brief Not copyable: a guard restores the device once.
   device_guard& operator=(const device_guard&) = delete;
   /// @brief Makes the previous device current again; never throws (a failure is ignored).
-  ~device_guard() { (void)detail::backend::set_device(previous_); }
+  ~device_guard() = default;
 
  private:
-  int previous_ = 0;
+  detail::device_restore restore_;
 };
 
 inline std::size_t device::free_memory(call_site where) const {

@@ -85,10 +85,10 @@ void launch_parameters(void (*kernel)(Params...), const launch_config& cfg, call
 }
 
 /// The launching device of cfg (see launch()): `id` becomes it; where it is not the current
-/// device it is made current and `restore` becomes the device to make current afterwards.
+/// device it is made current, and `restore` is armed to make the current one current again.
 UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void choose_launch_device(const launch_config& cfg,
                                                                        call_site where, int& id,
-                                                                       int& restore)
+                                                                       device_restore& restore)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   const int d =
@@ -98,7 +98,7 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void choose_launch_device(const lau
   if (d == unspecified_device || d == current) return;
   (void)device(d, where);  // checks the id: unimem::error naming it
   check(backend::set_device(d), where);
-  restore = current;
+  restore.arm(current);
   id = d;
 }
 #else
@@ -119,14 +119,11 @@ class launch_device {
   }
   launch_device(const launch_device&) = delete;
   launch_device& operator=(const launch_device&) = delete;
-  ~launch_device() {
-    if (restore_ >= 0) (void)backend::set_device(restore_);
-  }
 
   int id = -1;  ///< the launching device; -1: the current one, not asked
 
  private:
-  int restore_ = -1;
+  device_restore restore_;  // the device current before, where the launch switched
 };
 
 // ---- access tags: prefetch before the kernel ----

@@ -1,9 +1,10 @@
 // results_back: the fastest correct way for GPU-produced managed data to become CPU-readable
 // (issue 12, item 3). Raw CUDA, no unimem.
 //
-//   nvcc -O2 -std=c++17 -arch=sm_90 scripts/probes/results_back.cu -o results_back && ./results_back
+//   nvcc -O2 -std=c++17 -arch=sm_90 scripts/probes/results_back.cu -o results_back
+//   ./results_back [CPU threads, default 8]
 //
-// A kernel writes 1 GiB of floats; then 8 CPU threads read all of it (a sum). Each strategy is
+// A kernel writes 1 GiB of floats; then the CPU threads read all of it (a sum). Each strategy is
 // timed from the kernel's launch until the CPU has read everything (kernel included, since
 // where the output lives changes the kernel), medians of 5:
 //   explicit      device buffer, cudaMemcpy to a pinned buffer, CPU reads the pinned buffer
@@ -62,7 +63,7 @@ __global__ void produce(float* out, std::size_t n) {
   }
 }
 
-constexpr int threads = 8;
+static int threads = 8;
 
 // Every CPU thread sums its share; returns the total (checked against the expected value).
 static double cpu_read(const float* p, std::size_t n) {
@@ -81,7 +82,8 @@ static double cpu_read(const float* p, std::size_t n) {
   return s;
 }
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) threads = std::max(1, std::atoi(argv[1]));
   CK(cudaSetDevice(0));
   CK(cudaFree(nullptr));
   const std::size_t bytes = std::size_t(1) << 30, n = bytes / sizeof(float);

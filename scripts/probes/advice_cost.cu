@@ -10,43 +10,9 @@
 // undoing it (Unset both). Then a kernel that reads a 1 GiB range k times (k = 1, 2, 4, 8, 16)
 // with the range mapped (advised as above, pages on the host) against moved (prefetched to the
 // GPU first, prefetch time included): where mapping stops paying. Medians of 7.
-#include <cuda_runtime.h>
+#include "probe.hpp"
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <vector>
-
-#define CK(x)                                                                            \
-  do {                                                                                   \
-    const cudaError_t e_ = (x);                                                          \
-    if (e_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
-
-using clock_type = std::chrono::steady_clock;
-static double since(clock_type::time_point t0) {
-  return std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
-}
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-static cudaMemLocation on_device(int id) {
-  cudaMemLocation l{};
-  l.type = cudaMemLocationTypeDevice;
-  l.id = id;
-  return l;
-}
-static cudaMemLocation on_host() {
-  cudaMemLocation l{};
-  l.type = cudaMemLocationTypeHost;
-  return l;
-}
 
 __global__ void read_k(const float* in, std::size_t n, int k, float* sink) {
   float acc = 0.0f;
@@ -76,11 +42,11 @@ int main() {
       auto t0 = clock_type::now();
       CK(cudaMemAdvise(p, bytes, cudaMemAdviseSetPreferredLocation, on_host()));
       CK(cudaMemAdvise(p, bytes, cudaMemAdviseSetAccessedBy, on_device(0)));
-      first.push_back(since(t0));
+      first.push_back(us_since(t0));
       t0 = clock_type::now();
       CK(cudaMemAdvise(p, bytes, cudaMemAdviseSetPreferredLocation, on_host()));
       CK(cudaMemAdvise(p, bytes, cudaMemAdviseSetAccessedBy, on_device(0)));
-      again.push_back(since(t0));
+      again.push_back(us_since(t0));
       t0 = clock_type::now();
       int preferred = -2;
       int accessed[4] = {-2, -2, -2, -2};
@@ -88,14 +54,14 @@ int main() {
                                   cudaMemRangeAttributePreferredLocation, p, bytes));
       CK(cudaMemRangeGetAttribute(accessed, sizeof accessed, cudaMemRangeAttributeAccessedBy, p,
                                   bytes));
-      query.push_back(since(t0));
+      query.push_back(us_since(t0));
       if (preferred != cudaCpuDeviceId || accessed[0] != 0) {
         std::printf("unexpected attributes: preferred %d, accessed-by %d\n", preferred, accessed[0]);
       }
       t0 = clock_type::now();
       CK(cudaMemAdvise(p, bytes, cudaMemAdviseUnsetPreferredLocation, on_host()));
       CK(cudaMemAdvise(p, bytes, cudaMemAdviseUnsetAccessedBy, on_device(0)));
-      undo.push_back(since(t0));
+      undo.push_back(us_since(t0));
       CK(cudaFree(p));
     }
     char label[32];

@@ -10,37 +10,9 @@
 // non-blocking streams that wait for it, an event per pool stream joined back into the
 // caller's stream). Beside them: a pinned cudaMemcpy each way, cudaMemPrefetchBatchAsync
 // (CUDA >= 12.8) and, with two GPUs, GPU0 -> GPU1 moves of half the size. Prints one table.
-#include <cuda_runtime.h>
+#include "probe.hpp"
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <thread>
-#include <vector>
-
-#define CK(x)                                                                                 \
-  do {                                                                                        \
-    const cudaError_t e_ = (x);                                                               \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__);       \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
-
-using clock_type = std::chrono::steady_clock;
-
-static cudaMemLocation on_device(int id) {
-  cudaMemLocation l{};
-  l.type = cudaMemLocationTypeDevice;
-  l.id = id;
-  return l;
-}
-static cudaMemLocation on_host() {
-  cudaMemLocation l{};
-  l.type = cudaMemLocationTypeHost;
-  return l;
-}
 
 static void cpu_write(char* p, std::size_t bytes) {
   std::vector<std::thread> workers;
@@ -85,12 +57,7 @@ static double engine_prefetch(char* p, std::size_t bytes, std::size_t chunk, poo
     }
   }
   CK(cudaStreamSynchronize(caller));
-  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
-
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return ms_since(t0);
 }
 
 int main(int argc, char** argv) {
@@ -120,12 +87,11 @@ int main(int argc, char** argv) {
       auto t0 = clock_type::now();
       CK(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, caller));
       CK(cudaStreamSynchronize(caller));
-      auto t1 = clock_type::now();
+      in.push_back(ms_since(t0));
+      t0 = clock_type::now();
       CK(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, caller));
       CK(cudaStreamSynchronize(caller));
-      auto t2 = clock_type::now();
-      in.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-      out.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+      out.push_back(ms_since(t0));
     }
     std::printf("%-34s %9.2f ms %6.1f GB/s   %9.2f ms %6.1f GB/s\n", "pinned cudaMemcpy (reference)",
                 median(in), gbps(median(in), bytes), median(out), gbps(median(out), bytes));
@@ -179,8 +145,7 @@ int main(int argc, char** argv) {
         const auto t0 = clock_type::now();
         CK(cudaMemPrefetchBatchAsync(ptrs.data(), sizes.data(), ranges, &loc, &index, 1, 0, caller));
         CK(cudaStreamSynchronize(caller));
-        (dir == 0 ? in : out)
-            .push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
+        (dir == 0 ? in : out).push_back(ms_since(t0));
       }
     }
     char label[64];

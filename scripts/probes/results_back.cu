@@ -17,44 +17,10 @@
 //                 faults duplicate pages instead of moving them)
 //   mapped        managed, preferred location host + accessed-by the GPU before the kernel: the
 //                 kernel writes over the bus into host pages, the CPU reads them where they are
-#include <cuda_runtime.h>
+#include "probe.hpp"
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <thread>
-#include <vector>
-
-#define CK(x)                                                                            \
-  do {                                                                                   \
-    const cudaError_t e_ = (x);                                                          \
-    if (e_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
-
-using clock_type = std::chrono::steady_clock;
-static double ms_since(clock_type::time_point t0) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-static cudaMemLocation on_device(int id) {
-  cudaMemLocation l{};
-  l.type = cudaMemLocationTypeDevice;
-  l.id = id;
-  return l;
-}
-static cudaMemLocation on_host() {
-  cudaMemLocation l{};
-  l.type = cudaMemLocationTypeHost;
-  return l;
-}
 
 __global__ void produce(float* out, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;

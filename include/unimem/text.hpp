@@ -52,16 +52,14 @@ struct decimal {
   template <class Integer, std::enable_if_t<std::is_integral<Integer>::value, int> = 0>
   explicit decimal(Integer value) noexcept {
     if constexpr (std::is_signed<Integer>::value) {
-      format(value < 0, value < 0 ? 0ull - static_cast<unsigned long long>(value)
-                                  : static_cast<unsigned long long>(value));
+      format_decimal(digits, value < 0,
+                     value < 0 ? 0ull - static_cast<unsigned long long>(value)
+                               : static_cast<unsigned long long>(value));
     } else {
-      format(false, static_cast<unsigned long long>(value));
+      format_decimal(digits, false, static_cast<unsigned long long>(value));
     }
   }
   const char* c_str() const noexcept { return digits; }
-
- private:
-  void format(bool negative, unsigned long long v) noexcept { format_decimal(digits, negative, v); }
 };
 
 /// Appends the C string s to the `length` characters at out, keeping at most capacity - 1 and

@@ -32,7 +32,7 @@ struct counting_memory {
     ++allocations;
     return p;
   }
-  static void deallocate(void* p) noexcept {
+  static void deallocate(void* p, std::size_t) noexcept {
     std::free(p);
     --live;
   }
@@ -130,7 +130,7 @@ TEST(OwnedArray, ZeroSizeAndReleaseAndOverflow) {
     EXPECT_EQ(a.size(), 0u);
   }
   EXPECT_EQ(counting_memory::live, 1);  // released, not freed
-  counting_memory::deallocate(raw);
+  counting_memory::deallocate(raw, 5 * sizeof(int));
   EXPECT_EQ(counting_memory::live, 0);
 }
 

@@ -2,6 +2,8 @@
 // launches, the unsupported policy. Host tests run everywhere; GPU tests skip without a GPU.
 #include "test_support.hpp"
 
+#include <unimem/allocator.hpp>
+
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -106,6 +108,64 @@ TEST(AccessTags, ReachTheKernelAsViewsOrPointers) {
   static_assert(argument_traits<inout_tag, unimem::view<const int>>::ok, "");
   static_assert(is_tagged_v<in_tag> && !is_tagged_v<buf&>, "");
   SUCCEED();
+}
+
+TEST(Intent, MappedRangeTableSplitsJoinsAndForgets) {
+  // The table behind intent::map (runtime-free): disjoint entries, each with its devices.
+  unimem::detail::mapped_ranges t;
+  using unimem::detail::device_bit;
+  using unimem::detail::range_piece;
+  range_piece p[8];
+  EXPECT_TRUE(t.empty());
+  ASSERT_EQ(t.pieces(100, 200, p, 8), 1u);
+  EXPECT_FALSE(p[0].mapped);
+  t.add(100, 200, device_bit(0));
+  t.add(150, 300, device_bit(1));  // overlaps: [100,150) {0}, [150,200) {0,1}, [200,300) {1}
+  EXPECT_FALSE(t.empty());
+  EXPECT_EQ(t.size(), 3u);
+  ASSERT_EQ(t.pieces(50, 400, p, 8), 5u);
+  EXPECT_FALSE(p[0].mapped);
+  EXPECT_EQ(p[0].end, 100u);
+  EXPECT_TRUE(p[1].mapped && p[1].devices == device_bit(0) && p[1].end == 150u);
+  EXPECT_TRUE(p[2].mapped && p[2].devices == (device_bit(0) | device_bit(1)));
+  EXPECT_TRUE(p[3].mapped && p[3].devices == device_bit(1) && p[3].end == 300u);
+  EXPECT_TRUE(!p[4].mapped && p[4].begin == 300u && p[4].end == 400u);
+  EXPECT_EQ(t.pieces(50, 400, p, 2), 5u) << "the count is returned even without room";
+  EXPECT_TRUE(t.covers(100, 300));
+  EXPECT_TRUE(t.covers(120, 180));
+  EXPECT_FALSE(t.covers(90, 180));
+  EXPECT_FALSE(t.covers(250, 301));
+  t.add(100, 300, device_bit(0) | device_bit(1));  // same devices everywhere: joined
+  EXPECT_EQ(t.size(), 1u);
+  t.remove(140, 160);  // forgets whole 64 KiB units: all of [100, 300)
+  EXPECT_TRUE(t.empty());
+  constexpr std::uintptr_t unit = unimem::detail::mapped_ranges::forget_unit;
+  t.add(unit, 4 * unit, device_bit(2));
+  t.remove(2 * unit + 10, 2 * unit + 20);  // a hole of one unit in the middle
+  EXPECT_EQ(t.size(), 2u);
+  EXPECT_FALSE(t.covers(unit, 4 * unit));
+  EXPECT_TRUE(t.covers(unit, 2 * unit));
+  EXPECT_TRUE(t.covers(3 * unit, 4 * unit));
+  EXPECT_FALSE(t.covers(2 * unit, 2 * unit + 1));
+  t.remove(0, 10 * unit);
+  EXPECT_TRUE(t.empty());
+  // Devices 63 and up share one bit that remembers nothing (their advice is given each time).
+  EXPECT_EQ(device_bit(63), device_bit(200));
+  EXPECT_FALSE(unimem::detail::remembered(device_bit(63), 63));
+  EXPECT_TRUE(unimem::detail::remembered(device_bit(5), 5));
+}
+
+TEST(Intent, TagsCarryTheirIntent) {
+  using unimem::detail::intent_choice;
+  unimem::managed_buffer<int> b;
+  EXPECT_EQ(unimem::in(b).how, intent_choice::follow);
+  EXPECT_EQ(unimem::in(b, unimem::mapped).how, intent_choice::map);
+  EXPECT_EQ(unimem::out(b, unimem::moved).how, intent_choice::move);
+  EXPECT_EQ(unimem::inout(b.view(), unimem::mapped).how, intent_choice::map);
+  EXPECT_EQ(unimem::in(b.view()).how, intent_choice::follow);
+  // Empty ranges: no runtime call, so these work without a GPU.
+  EXPECT_EQ(unimem::set_intent(b, unimem::mapped, location::device(0)), unimem::hint_status::empty);
+  EXPECT_EQ(unimem::intent_of(b), unimem::intent::move);
 }
 
 // ---- GPU tests ----
@@ -370,6 +430,137 @@ TEST(PlacementGpu, UnsupportedPolicyIsHonoured) {
   unimem::detail::set_migration_capability_for_testing(0, -1);  // the real answer again
   EXPECT_TRUE(unimem::migration_supported(location::device(0)) ==
               unimem::device(0).migrates_on_demand());
+}
+
+// Every mapped range the test made is forgotten when its buffer is freed.
+struct table_checker {
+  std::size_t before = unimem::detail::mapped_table().size();
+  ~table_checker() { EXPECT_EQ(unimem::detail::mapped_table().size(), before); }
+};
+
+TEST(IntentGpu, MappedTagsKeepDataOnTheHostAndAdviseOnce) {
+  UNIMEM_REQUIRE_GPU();
+  table_checker forgotten;
+  const std::size_t n = (4 << 20) + 3;
+  unimem::managed_buffer<int> a(n), b(n), c(n);
+  unimem::stream s;
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = static_cast<int>(i) + round;
+      b[i] = 7 * round;
+    }
+    unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a, unimem::mapped),
+                   unimem::inout(b, unimem::mapped), unimem::out(c, unimem::mapped), n);
+    EXPECT_EQ(c.ready_for_host(s), unimem::hint_status::applied);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      wrong += c[i] != static_cast<int>(i) + round + 7 * round || b[i] != 7 * round + 1;
+    }
+    ASSERT_EQ(wrong, 0u) << "round " << round;
+    for (auto* buf : {&a, &b, &c}) {
+      EXPECT_EQ(unimem::intent_of(*buf), unimem::intent::map);
+      EXPECT_EQ(buf->preferred_location(), location::host());
+      EXPECT_TRUE(buf->accessed_by().contains(location::device(0)));
+      EXPECT_FALSE(buf->last_prefetch_location().has_value())
+          << "a mapped range was prefetched (to the GPU, or back by ready_for_host)";
+    }
+  }
+  // Remembered, not given again: advice withdrawn behind unimem's back stays withdrawn by the
+  // next mapped launch (a launch that advised every time would put it back).
+  a.unadvise(unimem::advice::accessed_by, location::device(0));
+  unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a, unimem::mapped),
+                 unimem::inout(b, unimem::mapped), unimem::out(c, unimem::mapped), n);
+  s.synchronize();
+  EXPECT_FALSE(a.accessed_by().contains(location::device(0)));
+}
+
+TEST(IntentGpu, MovedUndoesMappingAndPlainTagsFollowTheIntent) {
+  UNIMEM_REQUIRE_GPU();
+  table_checker forgotten;
+  const std::size_t n = 2 * mib;
+  unimem::managed_buffer<int> a(n, 1), b(n, 0), c(n, 0);
+  unimem::stream s;
+  ASSERT_EQ(unimem::set_intent(a, unimem::mapped), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::intent_of(a), unimem::intent::map);
+  EXPECT_EQ(a.preferred_location(), location::host());
+  // Plain tags follow the intent: a is mapped, not moved; b (no intent) moves.
+  unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a), unimem::inout(b),
+                 unimem::out(c), n);
+  s.synchronize();
+  EXPECT_FALSE(a.last_prefetch_location().has_value());
+  EXPECT_EQ(b.last_prefetch_location(), location::device(0));
+  EXPECT_EQ(c[n - 1], 1);
+  // A moved tag switches it back: the advice is withdrawn and the range is prefetched.
+  unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a, unimem::moved),
+                 unimem::inout(b), unimem::out(c), n);
+  s.synchronize();
+  EXPECT_EQ(unimem::intent_of(a), unimem::intent::move);
+  EXPECT_FALSE(a.preferred_location().has_value());
+  EXPECT_TRUE(a.accessed_by().empty());
+  EXPECT_EQ(a.last_prefetch_location(), location::device(0));
+  EXPECT_EQ(c[0], 2);
+}
+
+TEST(IntentGpu, PartlyMappedRangesMoveOnlyTheirOtherParts) {
+  UNIMEM_REQUIRE_GPU();
+  table_checker forgotten;
+  const std::size_t n = 4 * mib;
+  unimem::managed_buffer<int> a(n, -1);
+  auto head = a.view().subview(0, n / 2);
+  auto tail = a.view().subview(n / 2);
+  ASSERT_EQ(unimem::set_intent(head, unimem::mapped), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::intent_of(head), unimem::intent::map);
+  EXPECT_EQ(unimem::intent_of(a), unimem::intent::move) << "only half of it is mapped";
+  unimem::launch(migration_fill, unimem::grid_for(n), unimem::out(a), 10);
+  unimem::synchronize();
+  EXPECT_FALSE(unimem::last_prefetch_location(head).has_value());
+  EXPECT_EQ(unimem::last_prefetch_location(tail), location::device(0));
+  // Back to the host: the mapped half is there already; the other half is prefetched.
+  EXPECT_EQ(a.ready_for_host(), unimem::hint_status::applied);
+  EXPECT_FALSE(unimem::last_prefetch_location(head).has_value());
+  EXPECT_EQ(unimem::last_prefetch_location(tail), location::host());
+  for (std::size_t i : {std::size_t{0}, n / 2 - 1, n / 2, n - 1}) {
+    EXPECT_EQ(a[i], 10 + static_cast<int>(i));
+  }
+  // Undoing a part leaves the rest mapped. Advice applies to whole CPU pages (4 KiB): undoing
+  // 1000 ints withdraws it from the first page, and unimem forgets the first 64 KiB (the
+  // largest page it allows for), so no part it still calls mapped has lost its advice.
+  EXPECT_EQ(unimem::set_intent(head.subview(0, 1000), unimem::moved), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::intent_of(head.subview(0, 1000)), unimem::intent::move);
+  EXPECT_EQ(unimem::intent_of(head.subview(1000)), unimem::intent::move);
+  EXPECT_EQ(unimem::intent_of(head.subview(16 * 1024)), unimem::intent::map);
+  EXPECT_FALSE(unimem::preferred_location(head.subview(0, 1024)).has_value());
+  EXPECT_EQ(unimem::preferred_location(head.subview(1024)), location::host());
+}
+
+TEST(IntentGpu, FreeingForgetsAndBadRequestsThrow) {
+  UNIMEM_REQUIRE_GPU();
+  policy_restorer restore;
+  const std::size_t before = unimem::detail::mapped_table().size();
+  {
+    unimem::managed_buffer<float> x(mib);
+    unimem::managed_vector<float> y(mib);
+    ASSERT_EQ(unimem::set_intent(x, unimem::mapped), unimem::hint_status::applied);
+    ASSERT_EQ(unimem::set_intent(y, unimem::mapped), unimem::hint_status::applied);
+    EXPECT_EQ(unimem::intent_of(x), unimem::intent::map);
+    EXPECT_EQ(unimem::intent_of(y), unimem::intent::map);
+    EXPECT_GT(unimem::detail::mapped_table().size(), before);
+    EXPECT_THROW(unimem::set_intent(x, unimem::mapped, location::host()), unimem::argument_error);
+    EXPECT_THROW(unimem::set_intent(x, unimem::mapped, location::device(unimem::device_count())),
+                 unimem::error);
+  }
+  EXPECT_EQ(unimem::detail::mapped_table().size(), before) << "freeing did not forget";
+  // A device that cannot migrate: nothing to change, and said so (or thrown, by policy).
+  unimem::managed_buffer<int> z(1000, 3);
+  unimem::detail::set_migration_capability_for_testing(0, 0);
+  EXPECT_EQ(unimem::set_intent(z, unimem::mapped, location::device(0)),
+            unimem::hint_status::unsupported);
+  EXPECT_EQ(unimem::intent_of(z), unimem::intent::move);
+  unimem::launch(migration_fill, unimem::grid_for(z.size()), unimem::out(z, unimem::mapped), 5);
+  EXPECT_EQ(z.ready_for_host(), unimem::hint_status::unsupported);
+  EXPECT_EQ(z[999], 5 + 999);
+  unimem::set_unsupported_policy(unimem::unsupported_policy::throw_error);
+  EXPECT_THROW(unimem::set_intent(z, unimem::mapped, location::device(0)), unimem::error);
 }
 
 TEST(PlacementGpu, AttachToAStream) {

@@ -63,7 +63,7 @@ struct counting_kind {
     ++outstanding;
     return p;
   }
-  static void deallocate(void* p) noexcept {
+  static void deallocate(void* p, std::size_t) noexcept {
     --outstanding;
     std::free(p);
   }

@@ -48,8 +48,8 @@ struct managed_allocator {
     return static_cast<T*>(managed_memory::allocate(bytes, "managed_allocator", where));
   }
   /// @brief Frees; never throws.
-  void deallocate(T* p, std::size_t) noexcept {
-    if (p != nullptr) managed_memory::deallocate(p);
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (p != nullptr) managed_memory::deallocate(p, n * sizeof(T));
   }
 
   /// @brief Always equal.

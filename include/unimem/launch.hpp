@@ -136,6 +136,7 @@ struct range_use {
   std::size_t bytes;
   access_mode mode;
   bool tagged;
+  intent_choice how;  ///< a tag's intent (access.hpp); follow for the others
 
   [[nodiscard]] bool overlaps(const range_use& o) const noexcept {
     const auto a = reinterpret_cast<std::uintptr_t>(ptr);
@@ -168,13 +169,14 @@ template <class Arg>
 void collect_range(range_use*& next, const Arg& a) noexcept {
   if constexpr (reaches_memory_v<const Arg&>) {
     if constexpr (is_tagged_v<Arg>) {
-      *next++ = {a.range.data(), a.range.size_bytes(), tag_mode<std::decay_t<Arg>>::value, true};
+      *next++ = {a.range.data(), a.range.size_bytes(), tag_mode<std::decay_t<Arg>>::value, true,
+                 a.how};
     } else if constexpr (is_view<std::decay_t<kernel_value_t<const Arg&>>>::value) {
       const auto v = kernel_value(a);
-      *next++ = {v.data(), v.size_bytes(), access_mode::inout, false};
+      *next++ = {v.data(), v.size_bytes(), access_mode::inout, false, intent_choice::follow};
     } else {
       const void* p = const_cast<const void*>(static_cast<const volatile void*>(a));
-      *next++ = {p, p == nullptr ? 0u : 1u, access_mode::inout, false};
+      *next++ = {p, p == nullptr ? 0u : 1u, access_mode::inout, false, intent_choice::follow};
     }
   }
 }
@@ -224,6 +226,8 @@ UNIMEM_DETAIL_OUTLINE bool launch_would_be_accepted(const void* kernel,
 /// prefetched as inout), and the launch is known to be accepted (else a refused launch would
 /// have lost the data). The placement path queues every prefetch that can throw before the
 /// discards, so an exception never leaves data discarded. Elsewhere out() ranges are prefetched.
+/// Ranges whose intent is map (a tag's, or the range's own: see unimem::intent) do not move: the
+/// launching GPU maps them, with advice given once per range and GPU.
 template <std::size_t N, class AcceptedFn>
 void place_for_launch(const range_use (&uses)[N], int device, stream_ref s,
                       call_site where, AcceptedFn&& launch_accepted) {
@@ -232,17 +236,24 @@ void place_for_launch(const range_use (&uses)[N], int device, stream_ref s,
   bool any_discard = false;
   for (std::size_t i = 0; i < N; ++i) {
     if (!uses[i].tagged || uses[i].bytes == 0) continue;
-    bool repeated = false;  // the same range tagged twice (in(b), inout(b)) moves once
+    bool repeated = false;  // the same range tagged twice (in(b), inout(b)) is placed once
     for (std::size_t j = 0; j < i && !repeated; ++j) {
       repeated = uses[j].tagged && uses[j].same_range(uses[i]);
     }
     if (repeated) continue;
-    bool discard = uses[i].mode == access_mode::out;
+    // Its intent: the first tag of this range that names one (in(b), inout(b, mapped): mapped).
+    intent_choice how = uses[i].how;
+    for (std::size_t j = i + 1; j < N && how == intent_choice::follow; ++j) {
+      if (uses[j].tagged && uses[j].same_range(uses[i])) how = uses[j].how;
+    }
+    // A mapped range is not moved, so there is nothing to discard (and no need to ask whether
+    // the launch will be accepted).
+    bool discard = uses[i].mode == access_mode::out && how != intent_choice::map;
     for (std::size_t j = 0; j < N && discard; ++j) {
       const bool other_writer = uses[j].tagged && uses[j].mode == access_mode::out;
       discard = j == i || other_writer || !uses[i].overlaps(uses[j]);
     }
-    ranges[count++] = {uses[i].ptr, uses[i].bytes, discard};
+    ranges[count++] = {uses[i].ptr, uses[i].bytes, discard, how};
     any_discard = any_discard || discard;
   }
   // The acceptance check queries the device and the kernel: only where a discard could happen.
@@ -265,7 +276,8 @@ void place_for_launch(const range_use (&uses)[N], int device, stream_ref s,
 /// surface at the next synchronisation. An empty grid launches nothing.
 ///
 /// Arguments tagged with unimem::in(), out() or inout() are placed on the launching device,
-/// on cfg.stream, before the kernel (see access.hpp); untagged buffers are not.
+/// on cfg.stream, before the kernel (see access.hpp): moved there, or mapped for it where their
+/// intent says so (in(a, unimem::mapped)); untagged buffers are not placed.
 ///
 /// The launching device: cfg.device when set (made current for the launch); else the stream's
 /// device where it is known (a unimem::stream knows it; for a native handle in a launch with

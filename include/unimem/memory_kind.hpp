@@ -10,18 +10,21 @@
 //   static constexpr memory_residence residence;   where the bytes are, for copy directions
 //   static void* allocate(std::size_t bytes, const char* what, call_site where);
 //                                                  throws unimem::error; never returns null
-//   static void deallocate(void* p) noexcept;
+//   static void deallocate(void* p, std::size_t bytes) noexcept;
+//                                                  bytes: what allocate was asked for
 /// @file
 /// @brief The memory kinds managed_memory, device_memory and pinned_memory: the one description of
 /// each kind that the buffers, managed_allocator, the pmr resources and copy() read.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
+#include "detail/mapped_ranges.hpp"
 #include "detail/owned_array.hpp"
 #include "error.hpp"
-
-#include <cstddef>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -98,8 +101,15 @@ struct managed_memory {
         [](void** p, std::size_t b) { return detail::backend::malloc_managed(p, b, true); },
         bytes, what, where);
   }
-  /// @brief Frees; never throws.
-  static void deallocate(void* p) noexcept { (void)detail::backend::free(p); }
+  /// @brief Frees the `bytes` allocated at p; unimem forgets the intents (access.hpp) it
+  /// recorded for them. Never throws.
+  static void deallocate(void* p, std::size_t bytes) noexcept {
+    if (!detail::mapped_table().empty()) {
+      const auto b = reinterpret_cast<std::uintptr_t>(p);
+      detail::mapped_table().remove(b, b + bytes);
+    }
+    (void)detail::backend::free(p);
+  }
 };
 
 /// @brief Memory of the current GPU: kernels and copies only, the CPU cannot touch it.
@@ -125,7 +135,9 @@ struct device_memory {
         where);
   }
   /// @brief Frees; never throws.
-  static void deallocate(void* p) noexcept { (void)detail::backend::free(p); }
+  static void deallocate(void* p, std::size_t /*bytes*/) noexcept {
+    (void)detail::backend::free(p);
+  }
 };
 
 /// @brief Page-locked (pinned) host memory: the CPU uses it as any memory, copies run at full
@@ -152,7 +164,9 @@ struct pinned_memory {
         where);
   }
   /// @brief Frees; never throws.
-  static void deallocate(void* p) noexcept { (void)detail::backend::free_pinned(p); }
+  static void deallocate(void* p, std::size_t /*bytes*/) noexcept {
+    (void)detail::backend::free_pinned(p);
+  }
 };
 
 UNIMEM_END_NAMESPACE

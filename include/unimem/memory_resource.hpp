@@ -51,21 +51,23 @@ class runtime_resource : public std::pmr::memory_resource {
       std::lock_guard<std::mutex> lock(mutex_);
       originals_.emplace(aligned, raw);
     } catch (...) {
-      Kind::deallocate(raw);
+      Kind::deallocate(raw, bytes + alignment);
       throw;
     }
     return aligned;
   }
-  void do_deallocate(void* p, std::size_t, std::size_t alignment) override {
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
     if (p == nullptr) return;
+    if (bytes == 0) bytes = 1;  // as allocated
     if (alignment > runtime_alignment) {
+      bytes += alignment;
       std::lock_guard<std::mutex> lock(mutex_);
       const auto it = originals_.find(p);
       if (it == originals_.end()) return;  // not ours: never free what we did not allocate
       p = it->second;
       originals_.erase(it);
     }
-    Kind::deallocate(p);
+    Kind::deallocate(p, bytes);
   }
 
  private:

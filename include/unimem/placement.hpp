@@ -7,9 +7,14 @@
 /// first_touch(), attach() and ready_for_host(), over views and containers.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+
+#include "access.hpp"
 #include "argument_error.hpp"
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
+#include "detail/mapped_ranges.hpp"
 #include "device.hpp"
 #include "error.hpp"
 #include "kernel_argument.hpp"
@@ -19,8 +24,6 @@
 #include "stream_ref.hpp"
 #include "text.hpp"
 #include "view.hpp"
-
-#include <cstddef>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -167,11 +170,14 @@ struct scratch {
   T* p;
 };
 
-/// One range for the placement path; `discard`: its old contents are not needed.
+/// One range for the placement path. `discard`: its old contents are not needed. `how`: plain
+/// for the placement calls (the whole range moves, its intent is left alone); a tag's choice
+/// otherwise (follow the range's intent, or set it to move or map: access.hpp).
 struct placement_range {
   const void* ptr;
   std::size_t bytes;
   bool discard;
+  intent_choice how;
 };
 
 /// Throws unimem::error (invalid device) for a device location that names no GPU.
@@ -191,10 +197,90 @@ inline bool discard_possible(location l, stream_ref s) noexcept {
          !backend::is_legacy_default_stream(s.get());
 }
 
-/// The one placement path. Queues, on stream s and in order, the prefetch of every range to l
-/// (the discarding prefetch for ranges marked discard, where the runtime has it; elsewhere a
-/// plain prefetch). Empty ranges are skipped; the location and the capability policy are
-/// checked once. Returns empty when every range is empty.
+// ---- intents: the mapped-range table (detail/mapped_ranges.hpp) and the advice behind it ----
+
+/// Whether the advice of device d is remembered in a piece's device set (devices 63 and up share
+/// one bit that remembers nothing: their advice is given at every use).
+constexpr bool remembered(std::uint64_t devices, int d) noexcept {
+  return d >= 0 && d < 63 && (devices & device_bit(d)) != 0;
+}
+
+/// Calls f(piece) for each piece of [p, p + bytes) by the mapped-range table, in address order,
+/// outside the table's lock.
+template <class F>
+void for_each_piece(const void* p, std::size_t bytes, F&& f) {
+  const auto b = reinterpret_cast<std::uintptr_t>(p);
+  constexpr std::size_t on_stack = 8;
+  range_piece small[on_stack];
+  std::size_t n = mapped_table().pieces(b, b + bytes, small, on_stack);
+  if (n <= on_stack) {
+    for (std::size_t i = 0; i < n; ++i) f(small[i]);
+    return;
+  }
+  for (;;) {  // more pieces than fit on the stack; the table may change meanwhile: ask again
+    scratch<range_piece> large(n);
+    const std::size_t m = mapped_table().pieces(b, b + bytes, large.p, n);
+    if (m <= n) {
+      for (std::size_t i = 0; i < m; ++i) f(large.p[i]);
+      return;
+    }
+    n = m;
+  }
+}
+
+inline const void* piece_ptr(const range_piece& x) noexcept {
+  return reinterpret_cast<const void*>(x.begin);
+}
+
+/// Maps [p, p + bytes) for device d: the parts not yet mapped get preferred location host, and
+/// every part not yet mapped for d gets accessed-by d; the table remembers it. With
+/// `only_mapped_parts` (a tag that follows the range's intent) the parts that are not mapped
+/// are left alone. Advice is not stream-ordered: it applies at once.
+inline void map_range(const void* p, std::size_t bytes, int d, bool only_mapped_parts,
+                      call_site where) {
+  for_each_piece(p, bytes, [&](const range_piece& x) {
+    if ((only_mapped_parts && !x.mapped) || (x.mapped && remembered(x.devices, d))) return;
+    if (!x.mapped) {
+      check(backend::advise(piece_ptr(x), x.end - x.begin,
+                            backend::mem_advice::set_preferred_location, {true, -1}),
+            where);
+    }
+    check(backend::advise(piece_ptr(x), x.end - x.begin, backend::mem_advice::set_accessed_by,
+                          {false, d}),
+          where);
+    // Recorded piece by piece, as soon as its advice is given: an exception later leaves the
+    // table true to the runtime.
+    mapped_table().add(x.begin, x.end, device_bit(d));
+  });
+}
+
+/// Undoes the mapping of the mapped parts of [p, p + bytes): their preferred location and the
+/// accessed-by advice of their devices are withdrawn, and the table forgets them.
+inline void unmap_range(const void* p, std::size_t bytes, call_site where) {
+  if (mapped_table().empty()) return;
+  for_each_piece(p, bytes, [&](const range_piece& x) {
+    if (!x.mapped) return;
+    const std::size_t n = x.end - x.begin;
+    check(
+        backend::advise(piece_ptr(x), n, backend::mem_advice::unset_preferred_location, {true, -1}),
+        where);
+    const int devices = device_count(where);
+    for (int d = 0; d < devices; ++d) {
+      if ((x.devices & device_bit(d)) == 0) continue;
+      check(backend::advise(piece_ptr(x), n, backend::mem_advice::unset_accessed_by, {false, d}),
+            where);
+    }
+    mapped_table().remove(x.begin, x.end);
+  });
+}
+
+/// The one placement path. On stream s, in order: the intents of tagged ranges first (advice,
+/// which can throw, before anything is queued), then the prefetch of every range to l that
+/// moves (the discarding prefetch, last and in one batch, for ranges marked discard where the
+/// runtime has it; elsewhere a plain prefetch). A range that is mapped (intent map, or a range
+/// that follows an intent map) does not move: the GPU maps it, and towards the host it is there
+/// already. Empty ranges are skipped; the location and the capability policy are checked once.
+/// Returns empty when every range is empty.
 inline hint_status place(const placement_range* ranges, std::size_t count, location l,
                          stream_ref s, const char* what, call_site where,
                          bool location_known_valid = false) {
@@ -206,18 +292,17 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
     return hint_status::unsupported;
   }
   const backend::native_location native{l.is_host(), l.device_id()};
-  const bool can_discard = discard_possible(l, s);
-  bool discards = false;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (ranges[i].bytes == 0) continue;
-    if (ranges[i].discard && can_discard) {
-      discards = true;
-      continue;
+  // 1. Intents. Tags place towards a device; towards the host (ready_for_host) nothing is set.
+  for (std::size_t i = 0; i < count && l.is_device(); ++i) {
+    const placement_range& r = ranges[i];
+    if (r.bytes == 0) continue;
+    if (r.how == intent_choice::map) map_range(r.ptr, r.bytes, l.device_id(), false, where);
+    if (r.how == intent_choice::move) unmap_range(r.ptr, r.bytes, where);
+    if (r.how == intent_choice::follow && !mapped_table().empty()) {
+      map_range(r.ptr, r.bytes, l.device_id(), true, where);  // mapped parts: this GPU too
     }
-    check(backend::prefetch(ranges[i].ptr, ranges[i].bytes, native, s.get()), where);
   }
-  if (!discards) return hint_status::applied;
-  // The discarding prefetches go last, in one batch: everything that can throw came first.
+  // 2. Prefetches; the discarding ones are collected for step 3.
   constexpr std::size_t on_stack = 16;  // launches have a handful of arguments: no allocation
   void* ptrs_small[on_stack];
   std::size_t sizes_small[on_stack];
@@ -225,16 +310,36 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
   scratch<std::size_t> sizes_large(count > on_stack ? count : 0);
   void** ptrs = count > on_stack ? ptrs_large.p : ptrs_small;
   std::size_t* sizes = count > on_stack ? sizes_large.p : sizes_small;
-  std::size_t n = 0;
+  std::size_t discards = 0;
+  const bool can_discard = discard_possible(l, s);
   for (std::size_t i = 0; i < count; ++i) {
-    if (ranges[i].bytes == 0 || !ranges[i].discard) continue;
-    ptrs[n] = const_cast<void*>(ranges[i].ptr);
-    sizes[n++] = ranges[i].bytes;
+    const placement_range& r = ranges[i];
+    if (r.bytes == 0 || (r.how == intent_choice::map && l.is_device())) continue;
+    if (r.how == intent_choice::follow && !mapped_table().empty()) {
+      bool split = false;  // part of it is mapped: only the other parts move, none discarded
+      for_each_piece(r.ptr, r.bytes, [&](const range_piece& x) { split = split || x.mapped; });
+      if (split) {
+        for_each_piece(r.ptr, r.bytes, [&](const range_piece& x) {
+          if (!x.mapped) {
+            check(backend::prefetch(piece_ptr(x), x.end - x.begin, native, s.get()), where);
+          }
+        });
+        continue;
+      }
+    }
+    if (r.discard && can_discard) {
+      ptrs[discards] = const_cast<void*>(r.ptr);
+      sizes[discards++] = r.bytes;
+      continue;
+    }
+    check(backend::prefetch(r.ptr, r.bytes, native, s.get()), where);
   }
-  const backend::result r = backend::discard_and_prefetch(ptrs, sizes, n, native, s.get());
+  if (discards == 0) return hint_status::applied;
+  // 3. The discarding prefetches go last, in one batch: everything that can throw came first.
+  const backend::result r = backend::discard_and_prefetch(ptrs, sizes, discards, native, s.get());
   if (r.code != backend::success) {  // not available in this driver: move the data instead
     backend::forget_if_last(r.code);
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < discards; ++i) {
       check(backend::prefetch(ptrs[i], sizes[i], native, s.get()), where);
     }
   }
@@ -303,7 +408,7 @@ inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool
     }
     l = location::device(d);
   }
-  const placement_range r{p, bytes, false};
+  const placement_range r{p, bytes, false, intent_choice::plain};
   if (l->is_host()) {
     (void)place(&r, 1, *l, ft.stream, "unimem::first_touch", where);
     ft.stream.synchronize(where);
@@ -333,7 +438,7 @@ inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool
 template <class T>
 hint_status prefetch(view<T> v, location l, stream_ref s = {},
                      call_site where = call_site::current()) {
-  const detail::placement_range r{v.data(), v.size_bytes(), false};
+  const detail::placement_range r{v.data(), v.size_bytes(), false, detail::intent_choice::plain};
   return detail::place(&r, 1, l, s, "unimem::prefetch", where);
 }
 
@@ -404,8 +509,54 @@ template <class T>
   return location_list(ids.p, n);
 }
 
+/// @brief Sets the range's intent (see unimem::intent) for GPU `gpu`, as a tag with that intent
+/// would at a launch on it: map gives the parts not yet mapped preferred location host and every
+/// part accessed-by advice for `gpu`, once (later tags and calls find it remembered and make no
+/// runtime call); move withdraws what mapping gave (the range then moves at its next tagged
+/// launch). Advice moves no data and applies at once, not in stream order.
+/// @return applied; empty for an empty range; unsupported where `gpu` cannot migrate managed
+/// pages and the policy is ignore (on AMD without XNACK managed memory is host memory the GPU
+/// maps already: there is nothing to change).
+/// @throws unimem::argument_error for map towards the host; unimem::error for an invalid device,
+/// memory that is not managed, or (policy throw_error) a device that cannot migrate.
+template <class T>
+hint_status set_intent(view<T> v, intent i, location gpu, call_site where = call_site::current()) {
+  if (v.empty()) return hint_status::empty;
+  const char* what = "unimem::set_intent";
+  if (i == intent::move) {
+    detail::unmap_range(v.data(), v.size_bytes(), where);
+    return hint_status::applied;
+  }
+  if (gpu.is_host()) {
+    throw argument_error(what).append(
+        ": intent map needs the GPU that maps the range, not the host");
+  }
+  detail::check_location(gpu, what, where);
+  if (detail::gate(gpu.device_id(), what, where) == hint_status::unsupported) {
+    return hint_status::unsupported;
+  }
+  detail::map_range(v.data(), v.size_bytes(), gpu.device_id(), false, where);
+  return hint_status::applied;
+}
+/// @brief set_intent(v, i, the current device).
+template <class T>
+hint_status set_intent(view<T> v, intent i, call_site where = call_site::current()) {
+  return set_intent(v, i, location::device(detail::current_device_id(where)), where);
+}
+/// @brief The range's intent: map when unimem has mapped every byte of it (for one GPU or
+/// more: accessed_by() says which), else move. Answered from unimem's own record, with no
+/// runtime call; advice given directly with advise() is not unimem's intent and does not count.
+template <class T>
+[[nodiscard]] intent intent_of(view<T> v) noexcept {
+  if (v.empty() || detail::mapped_table().empty()) return intent::move;
+  const auto b = reinterpret_cast<std::uintptr_t>(v.data());
+  return detail::mapped_table().covers(b, b + v.size_bytes()) ? intent::map : intent::move;
+}
+
 /// @brief Makes the range ready for CPU access: once it returns, no GPU is still writing the
-/// range and its pages are on the host (where the device can migrate them).
+/// range and its pages are on the host (where the device can migrate them). The parts mapped
+/// by their intent (out(c, mapped), set_intent()) are host memory already and do not move: for
+/// results the CPU reads, that is the fastest way back (docs/pitfalls.md).
 ///
 /// - Without a stream (or with the default stream): waits for every GPU that may have work
 ///   (synchronize_all_devices(): a kernel on another GPU, or on a non-blocking stream, may be
@@ -421,7 +572,7 @@ template <class T>
 hint_status ready_for_host(view<T> v, stream_ref s = {}, call_site where = call_site::current()) {
   if (v.empty()) return hint_status::empty;
   if (s.is_default()) synchronize_all_devices(where);
-  const detail::placement_range r{v.data(), v.size_bytes(), false};
+  const detail::placement_range r{v.data(), v.size_bytes(), false, detail::intent_choice::follow};
   const hint_status st = detail::place(&r, 1, location::host(), s, "unimem::ready_for_host", where);
   if (st == hint_status::unsupported) {
     if (!s.is_default()) synchronize_all_devices(where);
@@ -462,6 +613,24 @@ hint_status prefetch(const C& c, location l, stream_ref s = {},
 template <class C, std::enable_if_t<!detail::is_view<C>::value && detail::viewable_v<const C>, int> = 0>
 hint_status advise(const C& c, advice a, location l, call_site where = call_site::current()) {
   return advise(to_view(c), a, l, where);
+}
+/// @brief set_intent(to_view(c), i, gpu).
+template <class C,
+          std::enable_if_t<!detail::is_view<C>::value && detail::viewable_v<const C>, int> = 0>
+hint_status set_intent(const C& c, intent i, location gpu, call_site where = call_site::current()) {
+  return set_intent(to_view(c), i, gpu, where);
+}
+/// @brief set_intent(to_view(c), i).
+template <class C,
+          std::enable_if_t<!detail::is_view<C>::value && detail::viewable_v<const C>, int> = 0>
+hint_status set_intent(const C& c, intent i, call_site where = call_site::current()) {
+  return set_intent(to_view(c), i, where);
+}
+/// @brief intent_of(to_view(c)).
+template <class C,
+          std::enable_if_t<!detail::is_view<C>::value && detail::viewable_v<const C>, int> = 0>
+[[nodiscard]] intent intent_of(const C& c) noexcept {
+  return intent_of(to_view(c));
 }
 /// @brief ready_for_host(to_view(c), s).
 template <class C, std::enable_if_t<!detail::is_view<C>::value && detail::viewable_v<const C>, int> = 0>

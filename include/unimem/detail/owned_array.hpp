@@ -97,7 +97,7 @@ class owned_array {
     return *this;
   }
   ~owned_array() {
-    if (data_ != nullptr) Kind::deallocate(data_);
+    if (data_ != nullptr) Kind::deallocate(data_, size_ * sizeof(T));
   }
 
   void swap(owned_array& other) noexcept {

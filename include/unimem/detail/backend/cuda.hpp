@@ -237,7 +237,15 @@ inline result advise(const void* p, std::size_t bytes, mem_advice a, native_loca
 #elif CUDART_VERSION >= 12020
   return UNIMEM_DETAIL_NATIVE(cudaMemAdvise_v2(p, bytes, native, to_native(l)));
 #else
-  return UNIMEM_DETAIL_NATIVE(cudaMemAdvise(p, bytes, native, to_native(l)));
+  result r = UNIMEM_DETAIL_NATIVE(cudaMemAdvise(p, bytes, native, to_native(l)));
+  // CUDA 11 runtimes: cudaMemAdvise as the first call on a device whose context is not made yet
+  // fails with cudaErrorContextIsDestroyed (seen with 11.8, driver 580): make it and advise again.
+  if (r.code == cudaErrorContextIsDestroyed) {
+    forget_if_last(r.code);
+    forget_if_last(cudaFree(nullptr));
+    r = UNIMEM_DETAIL_NATIVE(cudaMemAdvise(p, bytes, native, to_native(l)));
+  }
+  return r;
 #endif
 }
 

@@ -298,11 +298,26 @@ inline result advise(const void* p, std::size_t bytes, mem_advice a, native_loca
     case mem_advice::set_accessed_by: native = hipMemAdviseSetAccessedBy; break;
     case mem_advice::unset_accessed_by: native = hipMemAdviseUnsetAccessedBy; break;
   }
+  auto call = [&] {
 #if defined(UNIMEM_DETAIL_HIP_MEM_LOCATION)
-  return UNIMEM_DETAIL_NATIVE(hipMemAdvise_v2(p, bytes, native, to_native(l)));
+    return UNIMEM_DETAIL_NATIVE(hipMemAdvise_v2(p, bytes, native, to_native(l)));
 #else
-  return UNIMEM_DETAIL_NATIVE(hipMemAdvise(p, bytes, native, to_native(l)));
+    return UNIMEM_DETAIL_NATIVE(hipMemAdvise(p, bytes, native, to_native(l)));
 #endif
+  };
+  result r = call();
+#if defined(UNIMEM_DETAIL_HIP_NVIDIA) && CUDART_VERSION < 12000
+  // CUDA 11 runtimes (11.8 on driver 580, two H200s, 2026-12-01): cudaMemAdvise as the first
+  // call on a device made current by cudaSetDevice, whose context the runtime has not made yet,
+  // fails with cudaErrorContextIsDestroyed. Make the context (hipFree(nullptr), the usual way)
+  // and advise again; the failed call's status is not left for the caller to find.
+  if (r.code == hipErrorContextIsDestroyed) {
+    forget_if_last(r.code);
+    forget_if_last(hipFree(nullptr));
+    r = call();
+  }
+#endif
+  return r;
 }
 
 /// Reads an int attribute (an array of `count` ints for accessed_by) of [p, p + bytes).

@@ -30,6 +30,8 @@ double time_ms(F&& f) {
 struct options {
   std::size_t size_mib = 1024;
   int reps = 5;
+  int iterations = 5;  ///< per strategy and repetition: the first (allocation included), then steady
+  int threads = 0;     ///< CPU threads for the CPU's share of the work; 0: min(8, the cores)
   int launches = 100000;
   int rounds = 2000;
   std::string csv;
@@ -80,25 +82,31 @@ void progress_done();
 
 // ---------------------------------------------------------------- CPU side
 
-/// @brief The pipeline's CPU initialisation: a[i] = i % 1024, b[i] = 2 (i % 1024).
-inline void cpu_init(float* a, float* b, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    a[i] = static_cast<float>(i % 1024);
-    b[i] = 2.0f * static_cast<float>(i % 1024);
-  }
-}
+/// @brief The CPU threads the CPU's share of the work runs on (--threads; default up to 8, so
+/// that page-fault and memory bandwidth of one core do not hide the GPU side).
+int cpu_threads(const options& o);
 
-/// @brief The elements of c = a + b (after cpu_init) that are wrong.
-inline std::size_t cpu_check(const float* c, std::size_t n) {
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < n; ++i) wrong += c[i] != 3.0f * static_cast<float>(i % 1024);
-  return wrong;
-}
+/// @brief Runs f(begin, end) over [0, n) split into `threads` contiguous parts, one thread each.
+void parallel_for(int threads, std::size_t n, void (*f)(void*, std::size_t, std::size_t),
+                  void* context);
+
+/// @brief The pipeline's CPU initialisation on `threads` threads: a[i] = i % 1024,
+/// b[i] = 2 (i % 1024).
+void cpu_init(float* a, float* b, std::size_t n, int threads);
+
+/// @brief The elements of c = a + b (after cpu_init) that are wrong, read on `threads` threads.
+std::size_t cpu_check(const float* c, std::size_t n, int threads);
+
+/// @brief The sum of c's elements read on `threads` threads (a read that cannot be skipped).
+double cpu_sum(const float* c, std::size_t n, int threads);
 
 // ---------------------------------------------------------------- scenarios, in running order
 
-/// @brief 1. The seed's pipeline (CPU init, c = a + b on the GPU, CPU read), every strategy.
+/// @brief 1. The seed's pipeline (CPU init, c = a + b on the GPU, CPU read), every strategy,
+/// first iteration (allocation included) and steady state.
 void pipeline(const options& o);
+/// @brief 1b. GPU results back to the CPU: a kernel writes an array the CPU then reads.
+void results_back(const options& o);
 /// @brief 2. The kernel alone on memory already on the GPU: device memory vs managed_buffer.
 void steady_state(const options& o);
 /// @brief 3. The host's cost of enqueueing a launch, raw vs unimem::launch.

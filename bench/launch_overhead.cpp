@@ -34,7 +34,7 @@ void launch_overhead(const options& o) {
   // of enqueueing, not the GPU's pace; raw and unimem batches alternate.
   const int batch = 500;
   const int batches = std::max(1, o.launches / batch);
-  std::vector<double> raw_empty, um_empty, raw_args, um_args;
+  std::vector<double> raw_empty, um_empty, raw_args, um_args, um_mapped;
   auto per_launch_us = [&](auto&& body) {
     RAW_CHECK(RAW(StreamSynchronize)(rs));
     const auto t = clock_type::now();
@@ -47,12 +47,20 @@ void launch_overhead(const options& o) {
     per_launch_us([&] { bench_empty<<<1, 32, 0, rs>>>(); });
     per_launch_us([&] { unimem::launch(bench_empty, cfg); });
   }
+  // Tags with intent map: the advice is given by the first launch (here, before timing) and
+  // remembered; every later launch only looks the ranges up.
+  auto mapped_launch = [&] {
+    unimem::launch(bench_args, cfg, unimem::in(a, unimem::mapped), unimem::in(b, unimem::mapped),
+                   unimem::out(c, unimem::mapped), n);
+  };
+  mapped_launch();
   for (int k = 0; k < batches; ++k) {
     if (k % 20 == 0) progress("[launch overhead] batch " + std::to_string(k + 1) + "/" + std::to_string(batches));
     raw_empty.push_back(per_launch_us([&] { bench_empty<<<1, 32, 0, rs>>>(); }));
     um_empty.push_back(per_launch_us([&] { unimem::launch(bench_empty, cfg); }));
     raw_args.push_back(per_launch_us([&] { bench_args<<<1, 32, 0, rs>>>(pa, pb, pc, n); }));
     um_args.push_back(per_launch_us([&] { unimem::launch(bench_args, cfg, a, b, c, n); }));
+    um_mapped.push_back(per_launch_us(mapped_launch));
   }
   progress_done();
   RAW_CHECK(RAW(GetLastError)());
@@ -60,6 +68,7 @@ void launch_overhead(const options& o) {
   add_row("launch", "empty-kernel", "unimem", "enqueue", "us", um_empty);
   add_row("launch", "4-arg-kernel", "raw", "enqueue", "us", raw_args);
   add_row("launch", "4-arg-kernel", "unimem", "enqueue", "us", um_args);
+  add_row("launch", "4-arg-mapped-tags", "unimem", "enqueue", "us", um_mapped);
 }
 
 }  // namespace unimem_bench

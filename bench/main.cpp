@@ -34,20 +34,26 @@ options parse(int argc, char** argv) {
     else if (a == "--launches") o.launches = std::stoi(next());
     else if (a == "--rounds") o.rounds = std::stoi(next());
     else if (a == "--csv") o.csv = next();
+    else if (a == "--iterations") o.iterations = std::stoi(next());
+    else if (a == "--threads") o.threads = std::stoi(next());
     else if (a == "--quick") {
       o.size_mib = 64;
       o.reps = 2;
       o.launches = 5000;
       o.rounds = 200;
+      o.iterations = 3;
     } else {
       std::fprintf(stderr,
-                   "usage: unimem-bench [--size-mib N] [--reps N] [--launches N] [--rounds N] "
-                   "[--csv FILE] [--quick]\n");
+                   "usage: unimem-bench [--size-mib N] [--reps N] [--iterations N] [--threads N] "
+                   "[--launches N] [--rounds N] [--csv FILE] [--quick]\n");
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
-  if (o.size_mib == 0 || o.reps < 1 || o.launches < 1 || o.rounds < 10) {
-    std::fprintf(stderr, "unimem-bench: sizes and counts must be positive (rounds >= 10)\n");
+  if (o.size_mib == 0 || o.reps < 1 || o.launches < 1 || o.rounds < 10 || o.iterations < 2 ||
+      o.threads < 0) {
+    std::fprintf(stderr,
+                 "unimem-bench: sizes and counts must be positive (rounds >= 10, iterations >= 2, "
+                 "threads >= 0)\n");
     std::exit(2);
   }
   return o;
@@ -69,10 +75,13 @@ int main(int argc, char** argv) {
   }
   std::printf("%s", unimem::report().c_str());
   std::printf("placement calls: %s\n", unimem::detail::backend::placement_api());
-  std::printf("arrays of %zu MiB, %d repetitions, %d launches, %d ping-pong rounds\n", o.size_mib,
-              o.reps, o.launches, o.rounds);
+  std::printf(
+      "arrays of %zu MiB, %d repetitions of %d iterations, CPU work on %d threads, %d launches, "
+      "%d ping-pong rounds\n",
+      o.size_mib, o.reps, o.iterations, unimem_bench::cpu_threads(o), o.launches, o.rounds);
   try {
     unimem_bench::pipeline(o);
+    unimem_bench::results_back(o);
     unimem_bench::steady_state(o);
     unimem_bench::launch_overhead(o);
     unimem_bench::ping_pong(o);

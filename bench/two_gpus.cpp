@@ -1,5 +1,6 @@
 // 5. Two GPUs: an array resident on GPU0 used by a kernel on GPU1: on demand, prefetch,
-// preferred location + accessed-by (raw and unimem each), and an explicit peer copy.
+// preferred location + accessed-by (raw and unimem each), unimem's intent map, and an explicit
+// peer copy.
 #include <unimem/unimem.hpp>
 
 #include "harness.hpp"
@@ -50,7 +51,7 @@ void two_gpus(const options& o) {
   unimem::stream s1(unimem::device(1), unimem::stream::flags::non_blocking);
   const raw_stream_t rs1 = s1.get();
   const unimem::location gpu0 = unimem::location::device(0), gpu1 = unimem::location::device(1);
-  std::vector<double> od_raw, od_um, pf_raw, pf_um, ab_raw, ab_um, peer;
+  std::vector<double> od_raw, od_um, pf_raw, pf_um, ab_raw, ab_um, mp_first, mp_um, peer;
 
   for (int rep = 0; rep < o.reps; ++rep) {
     progress("[two GPUs] rep " + std::to_string(rep + 1) + "/" + std::to_string(o.reps));
@@ -117,6 +118,21 @@ void two_gpus(const options& o) {
       b.ready_for_host();
       if (b[n - 1] != 1.0f) fail("two GPUs: accessed_by result");
     }
+    // Intent map for GPU1: nothing moves, GPU1 works on the pages where they are (GPU0, over
+    // NVLink). The first launch gives the advice; the second finds it remembered.
+    {
+      unimem::managed_buffer<float> b(n, unimem::first_touch(gpu0));
+      auto launch_on_gpu1 = [&] {
+        unimem::launch(bench_increment, unimem::grid_for(n, block).on(s1).on_device(1),
+                       unimem::inout(b, unimem::mapped), n);
+        s1.synchronize();
+      };
+      mp_first.push_back(time_ms(launch_on_gpu1));
+      mp_um.push_back(time_ms(launch_on_gpu1));
+      if (b.last_prefetch_location() != gpu0) fail("two GPUs: a mapped range was prefetched");
+      b.ready_for_host();
+      if (b[0] != 2.0f || b[n - 1] != 2.0f) fail("two GPUs: mapped result");
+    }
     // Explicit peer copy between plain allocations, then the kernel on GPU1.
     {
       RAW_CHECK(RAW(SetDevice)(0));
@@ -142,6 +158,8 @@ void two_gpus(const options& o) {
   add_row("two-gpus", "prefetch", "unimem", "gpu1-phase", "ms", pf_um);
   add_row("two-gpus", "accessed-by", "raw", "gpu1-phase", "ms", ab_raw);
   add_row("two-gpus", "accessed-by", "unimem", "gpu1-phase", "ms", ab_um);
+  add_row("two-gpus", "mapped", "unimem", "gpu1-first", "ms", mp_first);
+  add_row("two-gpus", "mapped", "unimem", "gpu1-phase", "ms", mp_um);
   add_row("two-gpus", "peer-copy", "raw", "gpu1-phase", "ms", peer);
 }
 

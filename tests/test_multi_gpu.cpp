@@ -8,6 +8,12 @@ __global__ void multi_gpu_add(int* data, std::size_t n, int delta) {
   if (i < n) data[i] += delta;
 }
 
+__global__ void multi_gpu_spin(std::uint64_t cycles) {
+  const long long start = clock64();
+  while (static_cast<std::uint64_t>(clock64() - start) < cycles) {
+  }
+}
+
 #define UNIMEM_REQUIRE_TWO_GPUS()                                                         \
   do {                                                                                    \
     if (unimem::device_count() < 2)                                                       \
@@ -103,4 +109,50 @@ TEST(MultiGpu, MappedIntentServesBothGpusAndMovedUndoesBoth) {
   EXPECT_EQ(b.last_prefetch_location(), location::device(1));
   b.ready_for_host();
   EXPECT_EQ(b[n - 1], 8);
+}
+
+TEST(MultiGpu, TransferEngineSplitsMovesBetweenGpusAndKeepsStreamOrder) {
+  UNIMEM_REQUIRE_TWO_GPUS();
+  using settings = unimem::detail::transfer_settings;
+  auto& stats = unimem::detail::transfer_statistics();
+  const std::size_t n = (4 * settings::chunk_bytes + 4096) / sizeof(int);  // 5 chunks
+  unimem::managed_buffer<int> b(n, unimem::first_touch(location::device(0)));  // zeros on GPU0
+  ASSERT_EQ(b.last_prefetch_location(), location::device(0));
+  unimem::stream s1(unimem::device(1));
+  const long splits = stats.split_calls.load(), chunks = stats.chunks.load();
+  // Fork: the chunks wait on the pool streams until s1's earlier work (a 200 ms spin) is done.
+  unimem::launch(multi_gpu_spin, unimem::launch_config(1, 1, 0, s1), std::uint64_t{400000000});
+  EXPECT_EQ(b.prefetch(location::device(1), s1), unimem::hint_status::applied);
+  EXPECT_EQ(stats.split_calls.load(), splits + 1);
+  EXPECT_EQ(stats.chunks.load(), chunks + 5);
+  const unimem::detail::backend::stream_handle* pool;
+  {
+    unimem::device_guard on1(1);
+    pool = unimem::detail::transfer_streams().streams_of(1);
+  }
+  ASSERT_NE(pool, nullptr);
+  int waiting = 0;
+  for (int i = 0; i < settings::streams; ++i) {
+    waiting += unimem::detail::backend::stream_query(pool[i]).code != unimem::detail::backend::success;
+  }
+  EXPECT_EQ(waiting, settings::streams) << "a pool stream did not wait for the caller's stream";
+  (void)unimem::detail::backend::take_last_error();  // the "not ready" answers
+  // Join: the kernel after the prefetch runs after every chunk; once s1 is done, so is the pool.
+  unimem::launch(multi_gpu_add, unimem::grid_for(n).on(s1), b, n, 3);
+  s1.synchronize();
+  for (int i = 0; i < settings::streams; ++i) {
+    EXPECT_EQ(unimem::detail::backend::stream_query(pool[i]).code,
+              unimem::detail::backend::success);
+  }
+  EXPECT_EQ(b.last_prefetch_location(), location::device(1));
+  b.ready_for_host();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += b[i] != 3;
+  EXPECT_EQ(wrong, 0u);
+  // From the host, or small: one call.
+  EXPECT_EQ(b.prefetch(location::device(1), s1), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::prefetch(b.view().subview(0, 1000), location::device(0), s1),
+            unimem::hint_status::applied);
+  s1.synchronize();
+  EXPECT_EQ(stats.split_calls.load(), splits + 1);
 }

@@ -15,6 +15,7 @@
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
 #include "detail/mapped_ranges.hpp"
+#include "detail/transfer.hpp"
 #include "device.hpp"
 #include "error.hpp"
 #include "kernel_argument.hpp"
@@ -274,13 +275,45 @@ inline void unmap_range(const void* p, std::size_t bytes, call_site where) {
   });
 }
 
+/// Queues the prefetch of [p, p + bytes) to l on s through the transfer engine
+/// (detail/transfer.hpp): chunks over the pool of streams of s's device, forked from s and
+/// joined back into it, when the range is large, bound for a GPU and last prefetched to another
+/// GPU, and s's device is known (a unimem::stream, or the default stream of the current
+/// device); one call otherwise.
+inline void prefetch_range(const void* p, std::size_t bytes, location l,
+                           backend::native_location native, stream_ref s, call_site where) {
+  if (l.is_device() && bytes >= transfer_settings::min_split_bytes &&
+      (s.is_default() || s.knows_device())) {
+    int last = backend::no_location_id;
+    const backend::result q = backend::range_attribute_ints(
+        &last, 1, backend::range_attribute::last_prefetch_location, p, bytes);
+    if (q.code != backend::success) {
+      backend::forget_if_last(q.code);
+    } else if (last >= 0 && last != l.device_id()) {
+      const int current = current_device_id(where);
+      const int owner = s.knows_device() ? s.device_id() : current;
+      device_restore restore;  // the pool and the events belong to s's device: made current
+      if (owner != current) {
+        check(backend::set_device(owner), where);
+        restore.arm(current);
+      }
+      backend::result failed{backend::success, ""};
+      if (split_prefetch(p, bytes, native, owner, s.get(), &failed)) {
+        check(failed, where);
+        return;
+      }
+    }
+  }
+  check(backend::prefetch(p, bytes, native, s.get()), where);
+}
+
 /// The one placement path. On stream s, in order: the intents of tagged ranges first (advice,
 /// which can throw, before anything is queued), then the prefetch of every range to l that
-/// moves (the discarding prefetch, last and in one batch, for ranges marked discard where the
-/// runtime has it; elsewhere a plain prefetch). A range that is mapped (intent map, or a range
-/// that follows an intent map) does not move: the GPU maps it, and towards the host it is there
-/// already. Empty ranges are skipped; the location and the capability policy are checked once.
-/// Returns empty when every range is empty.
+/// moves (through the transfer engine, prefetch_range; the discarding prefetch, last and in one
+/// batch, for ranges marked discard where the runtime has it; elsewhere a plain prefetch). A range
+/// that is mapped (intent map, or a range that follows an intent map) does not move: the GPU maps
+/// it, and towards the host it is there already. Empty ranges are skipped; the location and the
+/// capability policy are checked once. Returns empty when every range is empty.
 inline hint_status place(const placement_range* ranges, std::size_t count, location l,
                          stream_ref s, const char* what, call_site where,
                          bool location_known_valid = false) {
@@ -321,7 +354,7 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
       if (split) {
         for_each_piece(r.ptr, r.bytes, [&](const range_piece& x) {
           if (!x.mapped) {
-            check(backend::prefetch(piece_ptr(x), x.end - x.begin, native, s.get()), where);
+            prefetch_range(piece_ptr(x), x.end - x.begin, l, native, s, where);
           }
         });
         continue;
@@ -332,7 +365,7 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
       sizes[discards++] = r.bytes;
       continue;
     }
-    check(backend::prefetch(r.ptr, r.bytes, native, s.get()), where);
+    prefetch_range(r.ptr, r.bytes, l, native, s, where);
   }
   if (discards == 0) return hint_status::applied;
   // 3. The discarding prefetches go last, in one batch: everything that can throw came first.

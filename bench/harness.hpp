@@ -32,6 +32,7 @@ struct options {
   int reps = 5;
   int iterations = 5;  ///< per strategy and repetition: the first (allocation included), then steady
   int threads = 0;     ///< CPU threads for the CPU's share of the work; 0: min(8, the cores)
+  std::size_t sweep_max_mib = 4096;  ///< the largest size of the size sweeps
   int launches = 100000;
   int rounds = 2000;
   std::string csv;
@@ -107,6 +108,10 @@ double cpu_sum(const float* c, std::size_t n, int threads);
 void pipeline(const options& o);
 /// @brief 1b. GPU results back to the CPU: a kernel writes an array the CPU then reads.
 void results_back(const options& o);
+/// @brief 1c. The pipeline by size (4 MiB up to --size-mib per array), steady state.
+void pipeline_sweep(const options& o);
+/// @brief 6. Moving data by size, each direction, and the crossover of mapping vs moving.
+void movement(const options& o);
 /// @brief 2. The kernel alone on memory already on the GPU: device memory vs managed_buffer.
 void steady_state(const options& o);
 /// @brief 3. The host's cost of enqueueing a launch, raw vs unimem::launch.

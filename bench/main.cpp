@@ -36,20 +36,22 @@ options parse(int argc, char** argv) {
     else if (a == "--csv") o.csv = next();
     else if (a == "--iterations") o.iterations = std::stoi(next());
     else if (a == "--threads") o.threads = std::stoi(next());
+    else if (a == "--sweep-max-mib") o.sweep_max_mib = std::stoul(next());
     else if (a == "--quick") {
       o.size_mib = 64;
       o.reps = 2;
       o.launches = 5000;
       o.rounds = 200;
       o.iterations = 3;
+      o.sweep_max_mib = 64;
     } else {
       std::fprintf(stderr,
                    "usage: unimem-bench [--size-mib N] [--reps N] [--iterations N] [--threads N] "
-                   "[--launches N] [--rounds N] [--csv FILE] [--quick]\n");
+                   "[--sweep-max-mib N] [--launches N] [--rounds N] [--csv FILE] [--quick]\n");
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
-  if (o.size_mib == 0 || o.reps < 1 || o.launches < 1 || o.rounds < 10 || o.iterations < 2 ||
+  if (o.size_mib == 0 || o.sweep_max_mib < 4 || o.reps < 1 || o.launches < 1 || o.rounds < 10 || o.iterations < 2 ||
       o.threads < 0) {
     std::fprintf(stderr,
                  "unimem-bench: sizes and counts must be positive (rounds >= 10, iterations >= 2, "
@@ -82,6 +84,8 @@ int main(int argc, char** argv) {
   try {
     unimem_bench::pipeline(o);
     unimem_bench::results_back(o);
+    unimem_bench::pipeline_sweep(o);
+    unimem_bench::movement(o);
     unimem_bench::steady_state(o);
     unimem_bench::launch_overhead(o);
     unimem_bench::ping_pong(o);

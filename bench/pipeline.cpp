@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace unimem_bench {
@@ -253,12 +254,8 @@ struct samples {
   std::vector<double> alloc, first, first_gpu, init, gpu, read, total, after_init, free;
 };
 
-}  // namespace
-
-void pipeline(const options& o) {
-  unimem::stream s(unimem::stream::flags::non_blocking);
-  const std::size_t n = array_floats(o);
-  const context x{n, 256, blocks_for(n, 256), s, s.get(), cpu_threads(o)};
+/// Every strategy, in the order of the table.
+std::vector<std::unique_ptr<strategy>> all_strategies(const context& x) {
   std::vector<std::unique_ptr<strategy>> strategies;
   strategies.emplace_back(new on_demand_raw(x));
   strategies.emplace_back(new on_demand_unimem(x));
@@ -268,6 +265,49 @@ void pipeline(const options& o) {
   strategies.emplace_back(new mapped_unimem(x));
   strategies.emplace_back(new explicit_pageable_raw(x));
   strategies.emplace_back(new explicit_pinned_raw(x));
+  return strategies;
+}
+
+/// "strategy/impl" -> {"strategy", "impl"}.
+std::pair<std::string, std::string> split_name(const std::string& name) {
+  return {name.substr(0, name.find('/')), name.substr(name.find('/') + 1)};
+}
+
+}  // namespace
+
+void pipeline_sweep(const options& o) {
+  unimem::stream s(unimem::stream::flags::non_blocking);
+  for (std::size_t mib = 4; mib <= o.size_mib; mib *= 4) {
+    const std::size_t n = mib * (std::size_t{1} << 20) / sizeof(float);
+    const context x{n, 256, blocks_for(n, 256), s, s.get(), cpu_threads(o)};
+    std::vector<std::unique_ptr<strategy>> strategies;
+    strategies.emplace_back(new tags_unimem(x));
+    strategies.emplace_back(new mapped_unimem(x));
+    strategies.emplace_back(new host_mapped_raw(x));
+    strategies.emplace_back(new explicit_pinned_raw(x));
+    for (auto& st : strategies) {
+      progress("[pipeline sweep] " + std::to_string(mib) + " MiB x3 " + st->name());
+      std::vector<double> after_init;
+      st->allocate();
+      (void)st->iterate();  // the first iteration: advice, first touch
+      for (int it = 0; it < 3; ++it) {
+        const phases p = st->iterate();
+        after_init.push_back(p.gpu + p.read);
+      }
+      st->release();
+      const auto name = split_name(st->name());
+      add_row("pipeline-sweep", name.first, name.second, std::to_string(mib) + "MiB", "ms",
+              after_init);
+    }
+  }
+  progress_done();
+}
+
+void pipeline(const options& o) {
+  unimem::stream s(unimem::stream::flags::non_blocking);
+  const std::size_t n = array_floats(o);
+  const context x{n, 256, blocks_for(n, 256), s, s.get(), cpu_threads(o)};
+  const std::vector<std::unique_ptr<strategy>> strategies = all_strategies(x);
 
   std::vector<samples> m(strategies.size());
   for (int rep = 0; rep < o.reps; ++rep) {
@@ -294,9 +334,9 @@ void pipeline(const options& o) {
   }
   progress_done();
   for (std::size_t k = 0; k < strategies.size(); ++k) {
-    const std::string name = strategies[k]->name();
-    const std::string strat = name.substr(0, name.find('/'));
-    const std::string impl = name.substr(name.find('/') + 1);
+    const auto names = split_name(strategies[k]->name());
+    const std::string& strat = names.first;
+    const std::string& impl = names.second;
     add_row("pipeline", strat, impl, "alloc", "ms", m[k].alloc);
     add_row("pipeline", strat, impl, "first", "ms", m[k].first);
     add_row("pipeline", strat, impl, "gpu-first", "ms", m[k].first_gpu);

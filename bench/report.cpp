@@ -118,6 +118,28 @@ void report(const options& o) {
   add_best("two GPUs, GPU1 over data on GPU0: best unimem intent vs peer-copy/raw (target <= 1.0)",
            "two-gpus", "gpu1-phase", {{"prefetch", "unimem"}, {"mapped", "unimem"}},
            {"peer-copy", "raw"}, 1.0, true);
+  add("two GPUs, moving the array GPU0 -> GPU1: unimem (transfer engine) vs one raw prefetch "
+      "(target <= 0.85)",
+      "two-gpus", "move", {"move-to-gpu1", "unimem"}, {"move-to-gpu1", "raw"}, 0.85, true);
+
+  // Moving data: the engine's host -> GPU prefetch at --size-mib against a pinned copy, and
+  // the other direction; the crossover of mapping vs moving; the pipeline by size.
+  const std::string at = std::to_string(o.size_mib) + "MiB";
+  add("movement " + at + " host->GPU: unimem prefetch vs pinned copy, bandwidth (target >= 0.90)",
+      "movement", at.c_str(), {"h2d-prefetch", "unimem"}, {"h2d-pinned-copy", "raw"}, 0.90, false);
+  add("movement " + at + " host->GPU: raw prefetch vs pinned copy, bandwidth", "movement",
+      at.c_str(), {"h2d-prefetch", "raw"}, {"h2d-pinned-copy", "raw"});
+  add("movement " + at + " GPU->host: unimem ready_for_host vs pinned copy, bandwidth",
+      "movement", at.c_str(), {"d2h-ready-for-host", "unimem"}, {"d2h-pinned-copy", "raw"});
+  for (const char* k : {"k=1", "k=2", "k=4", "k=8", "k=16"}) {
+    add(std::string("crossover, kernel reading its input ") + k + " times: mapped vs moved",
+        "crossover", k, {"mapped", "unimem"}, {"moved", "unimem"});
+  }
+  for (std::size_t mib = 4; mib <= o.size_mib; mib *= 4) {
+    const std::string m = std::to_string(mib) + "MiB";
+    add("pipeline sweep " + m + " x3, gpu+read: mapped/unimem vs explicit-pinned/raw",
+        "pipeline-sweep", m.c_str(), {"mapped", "unimem"}, {"explicit-pinned", "raw"});
+  }
 
   std::printf("\nratios (medians)\n");
   int missed = 0;

@@ -51,7 +51,8 @@ void two_gpus(const options& o) {
   unimem::stream s1(unimem::device(1), unimem::stream::flags::non_blocking);
   const raw_stream_t rs1 = s1.get();
   const unimem::location gpu0 = unimem::location::device(0), gpu1 = unimem::location::device(1);
-  std::vector<double> od_raw, od_um, pf_raw, pf_um, ab_raw, ab_um, mp_first, mp_um, peer;
+  std::vector<double> od_raw, od_um, pf_raw, pf_um, ab_raw, ab_um, mp_first, mp_um, peer, mv_raw,
+      mv_um;
 
   for (int rep = 0; rep < o.reps; ++rep) {
     progress("[two GPUs] rep " + std::to_string(rep + 1) + "/" + std::to_string(o.reps));
@@ -133,6 +134,28 @@ void two_gpus(const options& o) {
       b.ready_for_host();
       if (b[0] != 2.0f || b[n - 1] != 2.0f) fail("two GPUs: mapped result");
     }
+    // Moving the array GPU0 -> GPU1 and nothing else: one raw prefetch call against unimem's
+    // prefetch (the transfer engine: chunks over a pool of GPU1's streams).
+    {
+      float* p = raw_zeros_on_gpu0(n);
+      raw_prefetch(p, n * 4, 0, nullptr);  // as unimem's first touch: last prefetched to GPU0
+      RAW_CHECK(RAW(DeviceSynchronize)());
+      RAW_CHECK(RAW(SetDevice)(1));
+      mv_raw.push_back(time_ms([&] {
+        raw_prefetch(p, n * 4, 1, rs1);
+        RAW_CHECK(RAW(StreamSynchronize)(rs1));
+      }));
+      RAW_CHECK(RAW(SetDevice)(0));
+      raw_free({p});
+    }
+    {
+      unimem::managed_buffer<float> b(n, unimem::first_touch(gpu0));
+      mv_um.push_back(time_ms([&] {
+        b.prefetch(gpu1, s1);
+        s1.synchronize();
+      }));
+      if (b.last_prefetch_location() != gpu1) fail("two GPUs: the move did not reach GPU1");
+    }
     // Explicit peer copy between plain allocations, then the kernel on GPU1.
     {
       RAW_CHECK(RAW(SetDevice)(0));
@@ -161,6 +184,8 @@ void two_gpus(const options& o) {
   add_row("two-gpus", "mapped", "unimem", "gpu1-first", "ms", mp_first);
   add_row("two-gpus", "mapped", "unimem", "gpu1-phase", "ms", mp_um);
   add_row("two-gpus", "peer-copy", "raw", "gpu1-phase", "ms", peer);
+  add_row("two-gpus", "move-to-gpu1", "raw", "move", "ms", mv_raw);
+  add_row("two-gpus", "move-to-gpu1", "unimem", "move", "ms", mv_um);
 }
 
 }  // namespace unimem_bench

@@ -14,16 +14,6 @@
 
 #include <thread>
 
-static void cpu_write(char* p, std::size_t bytes) {
-  std::vector<std::thread> workers;
-  for (int k = 0; k < 8; ++k) {
-    workers.emplace_back([=] {
-      for (std::size_t i = bytes * k / 8; i < bytes * (k + 1) / 8; i += 4096) p[i] = char(k);
-    });
-  }
-  for (auto& w : workers) w.join();
-}
-
 struct pool {
   std::vector<cudaStream_t> streams;
   std::vector<cudaEvent_t> done;
@@ -61,12 +51,9 @@ static double engine_prefetch(char* p, std::size_t bytes, std::size_t chunk, poo
 }
 
 int main(int argc, char** argv) {
-  const std::size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 2048;
-  const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
-  const std::size_t bytes = mib << 20;
-  int devices = 0;
-  CK(cudaGetDeviceCount(&devices));
-  CK(cudaSetDevice(0));
+  const probe_args args = parse_args(argc, argv, 2048, 5);
+  const std::size_t mib = args.mib, bytes = args.bytes;
+  const int reps = args.reps, devices = args.devices;
   int runtime = 0, driver = 0;
   CK(cudaRuntimeGetVersion(&runtime));
   CK(cudaDriverGetVersion(&driver));

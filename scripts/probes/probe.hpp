@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 // Stops the probe, naming the call, its error and the line, when a runtime call fails.
@@ -43,4 +44,33 @@ inline cudaMemLocation on_host() {
   cudaMemLocation l{};
   l.type = cudaMemLocationTypeHost;
   return l;
+}
+
+// Writes one byte in every 4 KiB page of [p, p + bytes) on 8 threads: every page becomes
+// resident on the host (CPU-written managed memory, as a program's CPU produces it).
+inline void cpu_write(char* p, std::size_t bytes) {
+  std::vector<std::thread> workers;
+  for (int k = 0; k < 8; ++k) {
+    workers.emplace_back([=] {
+      for (std::size_t i = bytes * k / 8; i < bytes * (k + 1) / 8; i += 4096) p[i] = char(k);
+    });
+  }
+  for (auto& w : workers) w.join();
+}
+
+// The two arguments of the sweeping probes, [MiB] [repetitions], and the GPU count; GPU 0 is
+// made current.
+struct probe_args {
+  std::size_t mib;
+  int reps;
+  std::size_t bytes;
+  int devices;
+};
+inline probe_args parse_args(int argc, char** argv, std::size_t default_mib, int default_reps) {
+  probe_args a{argc > 1 ? std::strtoull(argv[1], nullptr, 10) : default_mib,
+               argc > 2 ? std::atoi(argv[2]) : default_reps, 0, 0};
+  a.bytes = a.mib << 20;
+  CK(cudaGetDeviceCount(&a.devices));
+  CK(cudaSetDevice(0));
+  return a;
 }

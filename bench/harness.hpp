@@ -33,6 +33,7 @@ struct options {
   int iterations = 5;  ///< per strategy and repetition: the first (allocation included), then steady
   int threads = 0;     ///< CPU threads for the CPU's share of the work; 0: min(8, the cores)
   std::size_t sweep_max_mib = 4096;  ///< the largest size of the size sweeps
+  std::string only;                  ///< ",a,b,": run only these scenarios (empty: all)
   int launches = 100000;
   int rounds = 2000;
   std::string csv;

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -37,6 +38,7 @@ options parse(int argc, char** argv) {
     else if (a == "--iterations") o.iterations = std::stoi(next());
     else if (a == "--threads") o.threads = std::stoi(next());
     else if (a == "--sweep-max-mib") o.sweep_max_mib = std::stoul(next());
+    else if (a == "--only") o.only = "," + next() + ",";
     else if (a == "--quick") {
       o.size_mib = 64;
       o.reps = 2;
@@ -47,7 +49,10 @@ options parse(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: unimem-bench [--size-mib N] [--reps N] [--iterations N] [--threads N] "
-                   "[--sweep-max-mib N] [--launches N] [--rounds N] [--csv FILE] [--quick]\n");
+                   "[--sweep-max-mib N] [--launches N] [--rounds N] [--csv FILE] [--quick]\n"
+                   "                    [--only SECTION,...]  (pipeline, results-back, "
+                   "pipeline-sweep, movement,\n"
+                   "                     steady-state, launch, ping-pong, two-gpus)\n");
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
@@ -82,17 +87,26 @@ int main(int argc, char** argv) {
       "%d ping-pong rounds\n",
       o.size_mib, o.reps, o.iterations, unimem_bench::cpu_threads(o), o.launches, o.rounds);
   try {
-    unimem_bench::pipeline(o);
-    unimem_bench::results_back(o);
-    unimem_bench::pipeline_sweep(o);
-    unimem_bench::movement(o);
-    unimem_bench::steady_state(o);
-    unimem_bench::launch_overhead(o);
-    unimem_bench::ping_pong(o);
-    if (unimem::device_count() >= 2) {
-      unimem_bench::two_gpus(o);
-    } else {
-      std::printf("two-GPU rows skipped: one GPU\n");
+    using scenario = void (*)(const options&);
+    const std::pair<const char*, scenario> scenarios[] = {
+        {"pipeline", unimem_bench::pipeline},
+        {"results-back", unimem_bench::results_back},
+        {"pipeline-sweep", unimem_bench::pipeline_sweep},
+        {"movement", unimem_bench::movement},
+        {"steady-state", unimem_bench::steady_state},
+        {"launch", unimem_bench::launch_overhead},
+        {"ping-pong", unimem_bench::ping_pong},
+        {"two-gpus", unimem_bench::two_gpus},
+    };
+    for (const auto& sc : scenarios) {
+      if (!o.only.empty() && o.only.find("," + std::string(sc.first) + ",") == std::string::npos) {
+        continue;
+      }
+      if (std::string(sc.first) == "two-gpus" && unimem::device_count() < 2) {
+        std::printf("two-GPU rows skipped: one GPU\n");
+        continue;
+      }
+      sc.second(o);
     }
   } catch (const std::exception& e) {
     unimem_bench::progress_done();

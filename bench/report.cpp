@@ -63,19 +63,30 @@ void report(const options& o) {
   // span issue 12's figures measure; with the CPU's writes (the same work for every strategy
   // that writes host memory) the ratio is printed beside it.
   add_best("pipeline gpu+read: best unimem intent vs explicit-pinned/raw (target <= 0.90)",
-           "pipeline", "gpu+read", {{"tags", "unimem"}, {"mapped", "unimem"}},
+           "pipeline", "gpu+read",
+           {{"tags", "unimem"}, {"mapped", "unimem"}, {"mapped-at-alloc", "unimem"}},
            {"explicit-pinned", "raw"}, 0.90, true);
   add_best("pipeline total incl. CPU writes: best unimem intent vs explicit-pinned/raw", "pipeline",
-           "total", {{"tags", "unimem"}, {"mapped", "unimem"}}, {"explicit-pinned", "raw"}, 0,
-           true);
+           "total", {{"tags", "unimem"}, {"mapped", "unimem"}, {"mapped-at-alloc", "unimem"}},
+           {"explicit-pinned", "raw"}, 0, true);
   add_best("pipeline first iteration, allocation included: best unimem vs explicit-pinned/raw "
            "(target <= 0.60)",
-           "pipeline", "first", {{"tags", "unimem"}, {"mapped", "unimem"}},
+           "pipeline", "first",
+           {{"tags", "unimem"}, {"mapped", "unimem"}, {"mapped-at-alloc", "unimem"}},
            {"explicit-pinned", "raw"}, 0.60, true);
-  add("pipeline gpu-phase: tags/unimem vs prefetch/raw (target <= 1.05)", "pipeline", "gpu-phase",
-      {"tags", "unimem"}, {"prefetch", "raw"}, 1.05, true);
-  add("pipeline gpu-phase: on-demand/raw vs tags/unimem (target >= 5)", "pipeline", "gpu-phase",
-      {"on-demand", "raw"}, {"tags", "unimem"}, 5.0, false);
+  add("pipeline first iteration: mapped-at-alloc/unimem vs host-mapped/raw", "pipeline", "first",
+      {"mapped-at-alloc", "unimem"}, {"host-mapped", "raw"});
+  // The pitfall of section 1 and the tags' price, judged as since they were set: the GPU phase
+  // of freshly allocated buffers the CPU has just written (the first iteration); the steady
+  // state beside them.
+  add("pipeline gpu-phase, first iteration: tags/unimem vs prefetch/raw (target <= 1.05)",
+      "pipeline", "gpu-first", {"tags", "unimem"}, {"prefetch", "raw"}, 1.05, true);
+  add("pipeline gpu-phase, first iteration: on-demand/raw vs tags/unimem (target >= 5)",
+      "pipeline", "gpu-first", {"on-demand", "raw"}, {"tags", "unimem"}, 5.0, false);
+  add("pipeline gpu-phase, steady state: tags/unimem vs prefetch/raw", "pipeline", "gpu-phase",
+      {"tags", "unimem"}, {"prefetch", "raw"});
+  add("pipeline gpu-phase, steady state: on-demand/raw vs tags/unimem", "pipeline", "gpu-phase",
+      {"on-demand", "raw"}, {"tags", "unimem"});
   add("pipeline total: mapped/unimem vs host-mapped/raw", "pipeline", "total", {"mapped", "unimem"},
       {"host-mapped", "raw"});
   add("pipeline total: mapped/unimem vs tags/unimem", "pipeline", "total", {"mapped", "unimem"},

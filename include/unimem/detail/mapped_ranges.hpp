@@ -40,8 +40,7 @@ class mapped_ranges {
   constexpr mapped_ranges() noexcept = default;
   mapped_ranges(const mapped_ranges&) = delete;
   mapped_ranges& operator=(const mapped_ranges&) = delete;
-  // No destructor: the table lives until the process ends (buffers freed by other static
-  // objects' destructors still find it).
+  ~mapped_ranges() { delete[] items_; }
 
   /// True when no range is mapped: one atomic load, no lock.
   [[nodiscard]] bool empty() const noexcept { return count_.load() == 0; }
@@ -196,6 +195,10 @@ class mapped_ranges {
     }
     if (add && at < e) push(at, e, devices);
     delete[] items_;
+    if (n == 0) {  // empty: no array kept
+      delete[] next;
+      next = nullptr;
+    }
     items_ = next;
     size_ = n;
     count_.store(n);
@@ -207,10 +210,12 @@ class mapped_ranges {
   std::size_t size_ = 0;
 };
 
-/// The process's table.
+/// The process's table, made at its first use and never destroyed: buffers freed by other
+/// static objects' destructors, in any order, still find it.
 inline mapped_ranges& mapped_table() noexcept {
-  static mapped_ranges table;
-  return table;
+  alignas(mapped_ranges) static unsigned char storage[sizeof(mapped_ranges)];
+  static mapped_ranges* const table = ::new (static_cast<void*>(storage)) mapped_ranges();
+  return *table;
 }
 
 }  // namespace detail

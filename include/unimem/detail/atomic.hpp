@@ -57,5 +57,25 @@ class atomic_cell {
 #endif
 };
 
+/// Holds a spin lock (a cell that is 0 when free) for a scope. For the few process-wide tables
+/// whose critical sections are a handful of loads and stores (no <mutex> in unimem's headers).
+class spin_guard {
+ public:
+  explicit spin_guard(atomic_cell<int>& cell) noexcept : cell_(cell) {
+    for (;;) {
+      int expected = 0;
+      if (cell_.compare_exchange(expected, 1)) return;
+      while (cell_.load() != 0) {
+      }
+    }
+  }
+  ~spin_guard() { cell_.store(0); }
+  spin_guard(const spin_guard&) = delete;
+  spin_guard& operator=(const spin_guard&) = delete;
+
+ private:
+  atomic_cell<int>& cell_;
+};
+
 }  // namespace detail
 UNIMEM_END_NAMESPACE

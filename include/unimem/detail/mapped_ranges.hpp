@@ -57,7 +57,7 @@ class mapped_ranges {
         ++n;
       }
     };
-    const lock l(*this);
+    const spin_guard l(locked_);
     std::uintptr_t at = b;
     for (std::size_t i = first_ending_after(b); i < size_ && items_[i].begin < e; ++i) {
       const entry& x = items_[i];
@@ -74,7 +74,7 @@ class mapped_ranges {
   /// Whether every byte of [b, e) (not empty) is mapped.
   [[nodiscard]] bool covers(std::uintptr_t b, std::uintptr_t e) const noexcept {
     if (b >= e) return false;
-    const lock l(*this);
+    const spin_guard l(locked_);
     std::uintptr_t at = b;
     for (std::size_t i = first_ending_after(b); i < size_ && at < e; ++i) {
       if (items_[i].begin > at) return false;
@@ -104,7 +104,7 @@ class mapped_ranges {
 
   /// The number of entries (for tests).
   [[nodiscard]] std::size_t size() const noexcept {
-    const lock l(*this);
+    const spin_guard l(locked_);
     return size_;
   }
 
@@ -113,24 +113,6 @@ class mapped_ranges {
     std::uintptr_t begin;
     std::uintptr_t end;
     std::uint64_t devices;
-  };
-
-  class lock {
-   public:
-    explicit lock(const mapped_ranges& t) noexcept : t_(t) {
-      for (;;) {
-        int expected = 0;
-        if (t_.locked_.compare_exchange(expected, 1)) return;
-        while (t_.locked_.load() != 0) {
-        }
-      }
-    }
-    ~lock() { t_.locked_.store(0); }
-    lock(const lock&) = delete;
-    lock& operator=(const lock&) = delete;
-
-   private:
-    const mapped_ranges& t_;
   };
 
   /// The first entry whose end is after b (binary search; entries are sorted and disjoint).
@@ -150,7 +132,7 @@ class mapped_ranges {
   /// Rebuilds the entries with [b, e) added for `devices` (add) or cut out (remove).
   void update(std::uintptr_t b, std::uintptr_t e, std::uint64_t devices, bool add) noexcept {
     if (b >= e || (add && devices == 0)) return;
-    const lock l(*this);
+    const spin_guard l(locked_);
     // At most: every old entry, split in two at b and e, plus the gaps filled (add).
     const std::size_t room = 2 * size_ + 3;
     entry* next = new (std::nothrow) entry[room];

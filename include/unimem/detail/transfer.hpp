@@ -62,10 +62,7 @@ class transfer_pool {
     if (device < 0 || device >= transfer_settings::max_devices) return nullptr;
     slot& s = slots_[device];
     if (s.ready.load() != 0) return s.streams;
-    for (;;) {
-      int expected = 0;
-      if (lock_.compare_exchange(expected, 1)) break;
-    }
+    const spin_guard l(lock_);
     if (s.ready.load() == 0) {
       int made = 0;
       for (; made < transfer_settings::streams; ++made) {
@@ -81,7 +78,6 @@ class transfer_pool {
         for (int i = 0; i < made; ++i) (void)backend::stream_destroy(s.streams[i]);
       }
     }
-    lock_.store(0);
     return s.ready.load() != 0 ? s.streams : nullptr;
   }
 

@@ -190,7 +190,11 @@ UNIMEM_DETAIL_OUTLINE bool launch_would_be_accepted(const void* kernel,
 {
   int id = 0;
   backend::kernel_launch_limits k{};
-  if (backend::get_device(&id).code != backend::success) return false;
+  const backend::result d = backend::get_device(&id);
+  if (d.code != backend::success) {
+    backend::forget_if_last(d.code);
+    return false;
+  }
   const backend::result r = backend::kernel_limits(kernel, &k);
   if (r.code != backend::success) {
     backend::forget_if_last(r.code);
@@ -203,8 +207,9 @@ UNIMEM_DETAIL_OUTLINE bool launch_would_be_accepted(const void* kernel,
                             cfg.grid.x,  cfg.grid.y,  cfg.grid.z};
   for (std::size_t i = 0; i < 6; ++i) {
     int limit = 0;
-    if (backend::get_attribute(&limit, limits[i], id).code != backend::success || limit <= 0 ||
-        asked[i] > static_cast<unsigned>(limit)) {
+    const backend::result q = backend::get_attribute(&limit, limits[i], id);
+    if (q.code != backend::success) backend::forget_if_last(q.code);
+    if (q.code != backend::success || limit <= 0 || asked[i] > static_cast<unsigned>(limit)) {
       return false;
     }
   }

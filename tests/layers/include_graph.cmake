@@ -32,6 +32,7 @@ set(_light cstddef cstdint cstring cstdio cstdlib exception new type_traits util
 set(_allowed_allocator.hpp vector)                              # managed_vector
 set(_allowed_memory_resource.hpp memory_resource mutex unordered_map)  # the pmr resources
 set(_allowed_detail/atomic.hpp atomic)     # only for compilers without the __atomic builtins
+set(_allowed_detail/backend/fault.hpp atomic)  # only in unimem's fault-injection test build
 set(_umbrella_may_reach ${_light})
 
 set(_root "${INCLUDE_DIR}/unimem")

@@ -2,15 +2,41 @@
 // locations, the native-call macro). Not a public header.
 #pragma once
 
-#include "../../text.hpp"
-#include "handles.hpp"
-
 #include <cstddef>
 #include <cstring>
 
+#include "../../text.hpp"
+#include "fault.hpp"
+#include "handles.hpp"
+
+#if !defined(UNIMEM_FAULT_INJECTION)
 /// Wraps one native call into a backend::result that remembers the call's text.
 #define UNIMEM_DETAIL_NATIVE(...) \
   ::unimem::detail::backend::result { (__VA_ARGS__), #__VA_ARGS__ }
+/// The same for a call that releases what the process holds (a free, a destroy).
+#define UNIMEM_DETAIL_NATIVE_RELEASE(held, kind, ...) UNIMEM_DETAIL_NATIVE(__VA_ARGS__)
+/// Where a runtime call is made outside UNIMEM_DETAIL_NATIVE: nothing in users' builds.
+#define UNIMEM_DETAIL_INJECTION_POINT(call) ((void)0)
+#else
+// Test builds (fault.hpp): the call is counted, and the N-th one fails without being made.
+#define UNIMEM_DETAIL_INJECTED(call)                                                        \
+  ::unimem::detail::backend::result {                                                       \
+    static_cast<::unimem::detail::backend::status>(::unimem::detail::fault::status()), call \
+  }
+#define UNIMEM_DETAIL_NATIVE(...)               \
+  (::unimem::detail::fault::fires(#__VA_ARGS__) \
+       ? UNIMEM_DETAIL_INJECTED(#__VA_ARGS__)   \
+       : ::unimem::detail::backend::result{(__VA_ARGS__), #__VA_ARGS__})
+// A release is always made (the runtime then holds nothing) and may then report the failure.
+#define UNIMEM_DETAIL_NATIVE_RELEASE(held, kind, ...)                         \
+  ::unimem::detail::backend::released(                                        \
+      ::unimem::detail::backend::result{(__VA_ARGS__), #__VA_ARGS__}, (held), \
+      ::unimem::detail::fault::resource::kind)
+#define UNIMEM_DETAIL_INJECTION_POINT(call)                                        \
+  do {                                                                             \
+    if (::unimem::detail::fault::fires(call)) return UNIMEM_DETAIL_INJECTED(call); \
+  } while (0)
+#endif
 
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
@@ -118,6 +144,16 @@ using host_function = void (*)(void*);
 
 /// Where a pointer's memory is, as the runtime says.
 enum class pointer_residence { host, device, unknown };
+
+#if defined(UNIMEM_FAULT_INJECTION)
+/// Test builds: the ledger forgets what a release gave back, and the plan may fail it.
+template <class Result>
+Result released(Result r, bool held, fault::resource kind) noexcept {
+  if (held && static_cast<int>(r.code) == 0) fault::count(kind, -1);
+  if (fault::fires(r.call)) r.code = static_cast<decltype(r.code)>(fault::status());
+  return r;
+}
+#endif
 
 /// Converts to whatever pointer type a runtime's parameter has (void*, hipDeviceptr_t*, ...).
 struct any_pointer {

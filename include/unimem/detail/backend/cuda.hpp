@@ -139,10 +139,14 @@ inline text compiled_version() { return version_string(CUDART_VERSION); }
 inline int linked_runtime_version() noexcept { return CUDART_VERSION; }
 
 inline result malloc_managed(void** p, std::size_t bytes, bool host_attached = false) noexcept {
-  return UNIMEM_DETAIL_NATIVE(
+  const result r = UNIMEM_DETAIL_NATIVE(
       cudaMallocManaged(p, bytes, host_attached ? cudaMemAttachHost : cudaMemAttachGlobal));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *p != nullptr, device_memory, 1);
+  return r;
 }
-inline result free(void* p) noexcept { return UNIMEM_DETAIL_NATIVE(cudaFree(p)); }
+inline result free(void* p) noexcept {
+  return UNIMEM_DETAIL_NATIVE_RELEASE(p != nullptr, device_memory, cudaFree(p));
+}
 
 inline result launch_kernel(const void* kernel, extent3 grid, extent3 block, void** args,
                             std::size_t shared_bytes, stream_handle stream) noexcept {
@@ -176,12 +180,16 @@ inline result stream_device(stream_handle s, int* id) noexcept {
   if (r.code != cudaErrorCallRequiresNewerDriver && r.code != cudaErrorNotSupported) return r;
   forget_if_last(r.code);
 #endif
+  UNIMEM_DETAIL_INJECTION_POINT("cuStreamGetCtx + cuCtxGetDevice");
   if (cuda_driver::stream_device(s, id)) return {cudaSuccess, "cuStreamGetCtx + cuCtxGetDevice"};
   return {cudaErrorNotSupported, "cudaStreamGetDevice (not in this runtime or driver)"};
 }
 
 /// 1 when device `id` has a context (it may be running work), 0 when it has none, -1 unknown.
-inline int context_active(int id) noexcept { return cuda_driver::primary_context_active(id); }
+inline int context_active(int id) noexcept {
+  if (UNIMEM_DETAIL_FAULT_FIRES("cuDevicePrimaryCtxGetState")) return -1;  // "unknown"
+  return cuda_driver::primary_context_active(id);
+}
 inline result stream_query(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaStreamQuery(s));
 }
@@ -243,7 +251,7 @@ inline result advise(const void* p, std::size_t bytes, mem_advice a, native_loca
   if (r.code == cudaErrorContextIsDestroyed) {
     forget_if_last(r.code);
     forget_if_last(cudaFree(nullptr));
-    r = UNIMEM_DETAIL_NATIVE(cudaMemAdvise(p, bytes, native, to_native(l)));
+    const result r = UNIMEM_DETAIL_NATIVE(cudaMemAdvise(p, bytes, native, to_native(l)));
   }
   return r;
 #endif
@@ -311,6 +319,7 @@ inline result memset_async(void* p, int value, std::size_t bytes, stream_handle 
 /// (nothing queued) where the driver's memset cannot be reached.
 inline result memset16_async(void* p, unsigned short value, std::size_t count,
                              stream_handle s) noexcept {
+  UNIMEM_DETAIL_INJECTION_POINT("cuMemsetD16Async");
   return cuda_driver::word_memset_result(cuda_driver::memset_d16_async(p, value, count, s), 16,
                                          cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported);
 }
@@ -321,30 +330,42 @@ inline result launch_host_function(stream_handle s, host_function fn, void* data
 }
 /// Whether p points to host memory (pageable or pinned) or device-accessible memory (device,
 /// managed); unknown when the runtime cannot say (nothing left behind).
-inline pointer_residence residence(const void* p) noexcept { return cuda_driver::residence(p); }
+inline pointer_residence residence(const void* p) noexcept {
+  if (UNIMEM_DETAIL_FAULT_FIRES("cudaPointerGetAttributes")) return pointer_residence::unknown;
+  return cuda_driver::residence(p);
+}
 /// `count` 32-bit words at p (4-byte aligned) set to value, in stream order.
 inline result memset32_async(void* p, unsigned value, std::size_t count,
                              stream_handle s) noexcept {
+  UNIMEM_DETAIL_INJECTION_POINT("cuMemsetD32Async");
   return cuda_driver::word_memset_result(cuda_driver::memset_d32_async(p, value, count, s), 32,
                                          cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported);
 }
 
 inline result stream_create(stream_handle* s, bool non_blocking) noexcept {
-  return UNIMEM_DETAIL_NATIVE(
+  const result r = UNIMEM_DETAIL_NATIVE(
       cudaStreamCreateWithFlags(s, non_blocking ? cudaStreamNonBlocking : cudaStreamDefault));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *s != nullptr, stream, 1);
+  return r;
 }
 inline result stream_destroy(stream_handle s) noexcept {
-  return UNIMEM_DETAIL_NATIVE(cudaStreamDestroy(s));
+  return UNIMEM_DETAIL_NATIVE_RELEASE(s != nullptr, stream, cudaStreamDestroy(s));
 }
 
 // ---- explicit memory, copies, events ----
 inline result malloc_device(void** p, std::size_t bytes) noexcept {
-  return UNIMEM_DETAIL_NATIVE(cudaMalloc(p, bytes));
+  const result r = UNIMEM_DETAIL_NATIVE(cudaMalloc(p, bytes));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *p != nullptr, device_memory, 1);
+  return r;
 }
 inline result malloc_pinned(void** p, std::size_t bytes) noexcept {
-  return UNIMEM_DETAIL_NATIVE(cudaMallocHost(p, bytes));
+  const result r = UNIMEM_DETAIL_NATIVE(cudaMallocHost(p, bytes));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *p != nullptr, pinned_memory, 1);
+  return r;
 }
-inline result free_pinned(void* p) noexcept { return UNIMEM_DETAIL_NATIVE(cudaFreeHost(p)); }
+inline result free_pinned(void* p) noexcept {
+  return UNIMEM_DETAIL_NATIVE_RELEASE(p != nullptr, pinned_memory, cudaFreeHost(p));
+}
 
 inline cudaMemcpyKind to_native(copy_kind k) noexcept {
   switch (k) {
@@ -365,10 +386,14 @@ inline result memcpy_async(void* dst, const void* src, std::size_t bytes, copy_k
 }
 
 inline result event_create(event_handle* e, bool timing) noexcept {
-  return UNIMEM_DETAIL_NATIVE(
+  const result r = UNIMEM_DETAIL_NATIVE(
       cudaEventCreateWithFlags(e, timing ? cudaEventDefault : cudaEventDisableTiming));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *e != nullptr, event, 1);
+  return r;
 }
-inline result event_destroy(event_handle e) noexcept { return UNIMEM_DETAIL_NATIVE(cudaEventDestroy(e)); }
+inline result event_destroy(event_handle e) noexcept {
+  return UNIMEM_DETAIL_NATIVE_RELEASE(e != nullptr, event, cudaEventDestroy(e));
+}
 inline result event_record(event_handle e, stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaEventRecord(e, s));
 }

@@ -185,10 +185,14 @@ inline int linked_runtime_version() noexcept {
 }
 
 inline result malloc_managed(void** p, std::size_t bytes, bool host_attached = false) noexcept {
-  return UNIMEM_DETAIL_NATIVE(
+  const result r = UNIMEM_DETAIL_NATIVE(
       hipMallocManaged(p, bytes, host_attached ? hipMemAttachHost : hipMemAttachGlobal));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *p != nullptr, device_memory, 1);
+  return r;
 }
-inline result free(void* p) noexcept { return UNIMEM_DETAIL_NATIVE(hipFree(p)); }
+inline result free(void* p) noexcept {
+  return UNIMEM_DETAIL_NATIVE_RELEASE(p != nullptr, device_memory, hipFree(p));
+}
 
 inline result launch_kernel(const void* kernel, extent3 grid, extent3 block, void** args,
                             std::size_t shared_bytes, stream_handle stream) noexcept {
@@ -227,6 +231,7 @@ inline result stream_device(stream_handle s, int* id) noexcept {
   if (s == nullptr) return get_device(id);
 #if defined(UNIMEM_DETAIL_HIP_NVIDIA)
   if (s == cudaStreamLegacy || s == cudaStreamPerThread) return get_device(id);
+  UNIMEM_DETAIL_INJECTION_POINT("cuStreamGetCtx + cuCtxGetDevice");
   if (cuda_driver::stream_device(s, id)) return {hipSuccess, "cuStreamGetCtx + cuCtxGetDevice"};
   return {hipErrorNotSupported, "the device of a stream (driver entry points not available)"};
 #elif HIP_VERSION >= 50600000  // hipStreamGetDevice arrived in ROCm 5.6
@@ -245,6 +250,7 @@ inline result stream_device(stream_handle s, int* id) noexcept {
 /// On AMD every device is initialised with the runtime, so synchronising one is cheap: -1.
 inline int context_active(int id) noexcept {
 #if defined(UNIMEM_DETAIL_HIP_NVIDIA)
+  if (UNIMEM_DETAIL_FAULT_FIRES("cuDevicePrimaryCtxGetState")) return -1;  // "unknown"
   return cuda_driver::primary_context_active(id);
 #else
   (void)id;
@@ -364,6 +370,7 @@ inline result memset16_async(void* p, unsigned short value, std::size_t count,
 #if defined(UNIMEM_DETAIL_HIP_AMD)
   return UNIMEM_DETAIL_NATIVE(hipMemsetD16Async(any_pointer{p}, value, count, s));
 #else  // HIP's own wrapper calls cuMemsetD16Async and would make every program link libcuda
+  UNIMEM_DETAIL_INJECTION_POINT("cuMemsetD16Async");
   return cuda_driver::word_memset_result(cuda_driver::memset_d16_async(p, value, count, s), 16,
                                          hipSuccess, hipErrorInvalidValue, hipErrorNotSupported);
 #endif
@@ -404,6 +411,7 @@ inline pointer_residence residence(const void* p) noexcept {
   (void)p;
   return pointer_residence::unknown;
 #else
+  if (UNIMEM_DETAIL_FAULT_FIRES("cudaPointerGetAttributes")) return pointer_residence::unknown;
   return cuda_driver::residence(p);
 #endif
 }
@@ -413,33 +421,42 @@ inline result memset32_async(void* p, unsigned value, std::size_t count,
 #if defined(UNIMEM_DETAIL_HIP_AMD)
   return UNIMEM_DETAIL_NATIVE(hipMemsetD32Async(any_pointer{p}, static_cast<int>(value), count, s));
 #else
+  UNIMEM_DETAIL_INJECTION_POINT("cuMemsetD32Async");
   return cuda_driver::word_memset_result(cuda_driver::memset_d32_async(p, value, count, s), 32,
                                          hipSuccess, hipErrorInvalidValue, hipErrorNotSupported);
 #endif
 }
 
 inline result stream_create(stream_handle* s, bool non_blocking) noexcept {
-  return UNIMEM_DETAIL_NATIVE(
+  const result r = UNIMEM_DETAIL_NATIVE(
       hipStreamCreateWithFlags(s, non_blocking ? hipStreamNonBlocking : hipStreamDefault));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *s != nullptr, stream, 1);
+  return r;
 }
 inline result stream_destroy(stream_handle s) noexcept {
-  return UNIMEM_DETAIL_NATIVE(hipStreamDestroy(s));
+  return UNIMEM_DETAIL_NATIVE_RELEASE(s != nullptr, stream, hipStreamDestroy(s));
 }
 
 // ---- explicit memory, copies, events ----
 inline result malloc_device(void** p, std::size_t bytes) noexcept {
-  return UNIMEM_DETAIL_NATIVE(hipMalloc(p, bytes));
+  const result r = UNIMEM_DETAIL_NATIVE(hipMalloc(p, bytes));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *p != nullptr, device_memory, 1);
+  return r;
 }
 inline result malloc_pinned(void** p, std::size_t bytes) noexcept {
   // hipHostMalloc is deprecated from HIP 6.4 on, where hipHostAlloc (as cudaHostAlloc) is the
   // current name; older HIP deprecates hipHostAlloc instead.
 #if HIP_VERSION_MAJOR > 6 || (HIP_VERSION_MAJOR == 6 && HIP_VERSION_MINOR >= 4)
-  return UNIMEM_DETAIL_NATIVE(hipHostAlloc(p, bytes, 0));
+  const result r = UNIMEM_DETAIL_NATIVE(hipHostAlloc(p, bytes, 0));
 #else
-  return UNIMEM_DETAIL_NATIVE(hipHostMalloc(p, bytes, 0));
+  const result r = UNIMEM_DETAIL_NATIVE(hipHostMalloc(p, bytes, 0));
 #endif
+  UNIMEM_DETAIL_LEDGER(r.code == success && *p != nullptr, pinned_memory, 1);
+  return r;
 }
-inline result free_pinned(void* p) noexcept { return UNIMEM_DETAIL_NATIVE(hipHostFree(p)); }
+inline result free_pinned(void* p) noexcept {
+  return UNIMEM_DETAIL_NATIVE_RELEASE(p != nullptr, pinned_memory, hipHostFree(p));
+}
 
 inline hipMemcpyKind to_native(copy_kind k) noexcept {
   switch (k) {
@@ -460,10 +477,14 @@ inline result memcpy_async(void* dst, const void* src, std::size_t bytes, copy_k
 }
 
 inline result event_create(event_handle* e, bool timing) noexcept {
-  return UNIMEM_DETAIL_NATIVE(
+  const result r = UNIMEM_DETAIL_NATIVE(
       hipEventCreateWithFlags(e, timing ? hipEventDefault : hipEventDisableTiming));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *e != nullptr, event, 1);
+  return r;
 }
-inline result event_destroy(event_handle e) noexcept { return UNIMEM_DETAIL_NATIVE(hipEventDestroy(e)); }
+inline result event_destroy(event_handle e) noexcept {
+  return UNIMEM_DETAIL_NATIVE_RELEASE(e != nullptr, event, hipEventDestroy(e));
+}
 inline result event_record(event_handle e, stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(hipEventRecord(e, s));
 }

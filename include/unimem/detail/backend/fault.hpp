@@ -1,0 +1,92 @@
+// unimem: fault injection for unimem's own tests. Not a public header, and empty in users'
+// builds: everything below the macros exists only where UNIMEM_FAULT_INJECTION is defined (the
+// test program unimem_fault_tests; see tests/test_fault_injection.cpp and docs/reliability.md).
+//
+// In a test build every runtime call the backend makes passes through fault_fires() first (the
+// UNIMEM_DETAIL_NATIVE macro and the driver calls): the calls are counted, and when a plan is
+// armed the N-th one fails with the plan's status instead of reaching the runtime. A call that
+// releases something (a free, a stream or event destroy) is always made, and then reports the
+// injected status: the runtime's state stays what a real failing release leaves (nothing held),
+// and the library must still not throw from a destructor. A ledger counts what the runtime
+// holds for this process (allocations by kind, streams, events), so a test can tell exactly,
+// without reading the device's free memory, that a failed operation left nothing behind.
+#pragma once
+
+#include "../../config.hpp"
+
+#if defined(UNIMEM_FAULT_INJECTION)
+
+#include <atomic>
+
+UNIMEM_BEGIN_NAMESPACE
+namespace detail {
+namespace fault {
+
+/// What the ledger counts.
+enum class resource { device_memory, pinned_memory, stream, event, count_ };
+constexpr int resource_count = static_cast<int>(resource::count_);
+
+/// The process's plan and counters (one per process; the library's calls are counted from any
+/// thread).
+struct state {
+  std::atomic<long long> calls{0};    // runtime calls counted since reset()
+  std::atomic<long long> fail_at{0};  // the call number that fails; 0: none
+  std::atomic<int> status{0};         // the status it fails with (the backend's status, as int)
+  std::atomic<long long> fired{0};    // failures injected since reset()
+  std::atomic<const char*> fired_call{nullptr};  // the text of the last call that was failed
+  std::atomic<long long> held[resource_count] = {};
+};
+
+inline state& plan() noexcept {
+  static state s;
+  return s;
+}
+
+/// Counts one call and says whether it is the one to fail (it is counted as fired).
+inline bool fires(const char* call) noexcept {
+  state& s = plan();
+  const long long n = s.calls.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n != s.fail_at.load(std::memory_order_relaxed)) return false;
+  s.fired.fetch_add(1, std::memory_order_relaxed);
+  s.fired_call.store(call, std::memory_order_relaxed);
+  return true;
+}
+
+/// Arms the plan: counting restarts, and call number `n` (1 is the next call) fails with
+/// `status`. n = 0 disarms.
+inline void arm(long long n, int status) noexcept {
+  state& s = plan();
+  s.status.store(status, std::memory_order_relaxed);
+  s.fired.store(0, std::memory_order_relaxed);
+  s.fired_call.store(nullptr, std::memory_order_relaxed);
+  s.calls.store(0, std::memory_order_relaxed);
+  s.fail_at.store(n, std::memory_order_seq_cst);
+}
+inline void disarm() noexcept { plan().fail_at.store(0, std::memory_order_seq_cst); }
+inline long long calls() noexcept { return plan().calls.load(); }
+inline long long fired() noexcept { return plan().fired.load(); }
+inline const char* fired_call() noexcept { return plan().fired_call.load(); }
+inline int status() noexcept { return plan().status.load(); }
+
+/// What the runtime holds for this process, by kind.
+inline long long held(resource r) noexcept { return plan().held[static_cast<int>(r)].load(); }
+inline void count(resource r, long long delta) noexcept {
+  plan().held[static_cast<int>(r)].fetch_add(delta, std::memory_order_relaxed);
+}
+
+}  // namespace fault
+}  // namespace detail
+UNIMEM_END_NAMESPACE
+
+/// In a test build: true when this call is the one the plan fails.
+#define UNIMEM_DETAIL_FAULT_FIRES(call) ::unimem::detail::fault::fires(call)
+/// In a test build: the ledger moves by `delta` for `kind` when `ok`.
+#define UNIMEM_DETAIL_LEDGER(ok, kind, delta) \
+  ((ok) ? ::unimem::detail::fault::count(::unimem::detail::fault::resource::kind, delta) : void())
+
+#else
+
+#define UNIMEM_DETAIL_FAULT_FIRES(call) false
+#define UNIMEM_DETAIL_LEDGER(ok, kind, delta) ((void)0)
+
+#endif

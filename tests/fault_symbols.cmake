@@ -1,0 +1,25 @@
+# The fault-injection layer exists only where UNIMEM_FAULT_INJECTION is defined: its symbols
+# (unimem::<version>::detail::fault::...) are in the test build WITH it and in none of the programs WITHOUT.
+function(fault_symbols binary out)
+  execute_process(COMMAND ${NM} -C ${binary} OUTPUT_VARIABLE _symbols RESULT_VARIABLE _rc
+                  ERROR_VARIABLE _err)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "nm ${binary} failed: ${_err}")
+  endif()
+  string(REGEX MATCHALL "unimem::[a-z0-9_]+::detail::fault::[a-z_]+" _found "${_symbols}")
+  list(REMOVE_DUPLICATES _found)
+  set(${out} "${_found}" PARENT_SCOPE)
+endfunction()
+
+fault_symbols(${WITH} _with)
+if(NOT _with)
+  message(FATAL_ERROR "no fault-injection symbol in ${WITH}: the check cannot see them")
+endif()
+foreach(_binary IN LISTS WITHOUT)
+  fault_symbols(${_binary} _without)
+  if(_without)
+    message(FATAL_ERROR "fault-injection symbols in ${_binary}: ${_without}")
+  endif()
+endforeach()
+list(LENGTH _with _n)
+message("fault injection: only in the test build (${_n} symbols there, e.g. ${_with}; none in ${WITHOUT})")

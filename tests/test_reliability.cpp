@@ -126,19 +126,23 @@ TEST(ReliabilityDeathTest, KernelFaultIsReportedAndStickyAndDestructionIsSafe) {
               "first: unimem: .*(illegal|memory access).*sticky(.|\n)*later: (.|\n)*destructors done");
 }
 
-TEST(StressGpu, EightThreadsAllocatePrefetchLaunchFree) {
-  UNIMEM_REQUIRE_GPU();
-  const char* env = std::getenv("UNIMEM_STRESS_ROUNDS");
-  const int rounds = env != nullptr ? std::atoi(env) : 10000;
-  const int threads = 8;
-  {  // create the context and the runtime's pools before the baseline is read
-    unimem::stream warm;
-    unimem::managed_buffer<int> b(1024, unimem::uninitialized);
-    b.prefetch(location::device(0), warm);
-    warm.synchronize();
-  }
-  unimem::synchronize();
-  const std::size_t free_before = unimem::device(0).free_memory();
+// Eight host threads, each with its own stream, allocate, prefetch, fill with a kernel, read
+// back and free, over and over: no error, every element right, nothing kept. What unimem holds
+// is counted exactly by the fault-injection build's ledger (FaultLedgerGpu.EightThreadsLeave-
+// NothingHeld runs this workload: zero). The GPU's free memory is only a coarse check here: the
+// driver keeps physical memory of freed managed allocations for reuse, tens of MiB that come
+// and go with the allocation pattern and do not grow with the number of rounds (issue 13;
+// scripts/probes/free_memory_drift.cu, docs/reliability.md row 19). So a warm-up run first, then
+// two runs of the full workload, which must not lose more than 256 MiB between them (leaking
+// every buffer would lose over 600 MiB: 160,000 buffers of at least 4,000 bytes; the exact
+// count is the ledger's). Every ctest entry that uses the GPU holds the unimem_gpu lock,
+// so no other process allocates meanwhile (before the lock covered every entry, a program run
+// beside this test made it fail at random).
+struct stress_outcome {
+  long long wrong = 0;
+  int failures = 0;
+};
+stress_outcome stress_run(int threads, int rounds) {
   std::atomic<long long> wrong{0};
   std::atomic<int> failures{0};
   std::vector<std::thread> pool;
@@ -163,13 +167,32 @@ TEST(StressGpu, EightThreadsAllocatePrefetchLaunchFree) {
   }
   for (std::thread& th : pool) th.join();
   unimem::synchronize();
-  const std::size_t free_after = unimem::device(0).free_memory();
-  EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(wrong.load(), 0);
-  // Everything was freed: the device's free memory is back where it started (the runtime
-  // manages memory in 2 MiB pages; 8 MiB of slack, far below what 80,000 leaked buffers take).
-  EXPECT_LE(free_before - std::min(free_before, free_after), std::size_t{8} << 20)
-      << "free memory " << free_before << " before, " << free_after << " after";
-  std::printf("stress: %d threads x %d rounds, free memory %zu -> %zu bytes\n", threads, rounds,
-              free_before, free_after);
+  return {wrong.load(), failures.load()};
+}
+
+TEST(StressGpu, EightThreadsAllocatePrefetchLaunchFree) {
+  UNIMEM_REQUIRE_GPU();
+  const char* env = std::getenv("UNIMEM_STRESS_ROUNDS");
+  const int rounds = env != nullptr ? std::atoi(env) : 10000;
+  const int threads = 8;
+  constexpr long long bound = 256ll << 20;
+  const std::size_t at_start = unimem::device(0).free_memory();
+  std::size_t free_after[3] = {};
+  for (int run = 0; run < 3; ++run) {  // warm-up, measured, confirmed
+    const stress_outcome o = stress_run(threads, rounds);
+    EXPECT_EQ(o.failures, 0);
+    EXPECT_EQ(o.wrong, 0);
+    free_after[run] = unimem::device(0).free_memory();
+  }
+  const auto lost = [](std::size_t before, std::size_t after) {
+    return static_cast<double>(static_cast<long long>(before) - static_cast<long long>(after));
+  };
+  std::printf(
+      "stress: %d threads x %d rounds per run; GPU free memory lost by the warm-up run: %.1f MiB, "
+      "by the second: %.1f, by the third: %.1f\n",
+      threads, rounds, lost(at_start, free_after[0]) / 1048576.0,
+      lost(free_after[0], free_after[1]) / 1048576.0, lost(free_after[1], free_after[2]) / 1048576.0);
+  EXPECT_LE(lost(free_after[0], free_after[2]), static_cast<double>(bound))
+      << "free memory " << free_after[0] << " after the warm-up run, " << free_after[1] << ", "
+      << free_after[2] << " after the next two";
 }

@@ -155,6 +155,36 @@ TEST(Intent, MappedRangeTableSplitsJoinsAndForgets) {
   EXPECT_TRUE(unimem::detail::remembered(device_bit(5), 5));
 }
 
+TEST(Intent, ReadMostlyTableNeverMissesAnAdvisedPage) {
+  // The ranges an out() tag must not discard (read-mostly advice; placement.hpp). Runtime-free:
+  // addresses far from any allocation of this process, forgotten again at the end.
+  using unimem::detail::read_mostly_table;
+  constexpr std::uintptr_t unit = unimem::detail::mapped_ranges::forget_unit;
+  constexpr std::uintptr_t page = 4096, base = std::uintptr_t{1} << 46;
+  const bool was_empty = read_mostly_table().empty();
+  // Advice on [base + 100, base + 200) reaches every page it touches, on any page size: the
+  // whole 64 KiB unit is recorded.
+  unimem::detail::note_read_mostly(base + 100, base + 200, true);
+  EXPECT_TRUE(read_mostly_table().overlaps(base, base + 1));
+  EXPECT_TRUE(read_mostly_table().overlaps(base + unit - 1, base + unit));
+  EXPECT_FALSE(read_mostly_table().overlaps(base + unit, base + 2 * unit));
+  EXPECT_FALSE(read_mostly_table().overlaps(base - 10, base));
+  // Withdrawing it from [base + 5000, base + 5001) withdraws the 4 KiB page it touches (on
+  // every page size), no more: the rest of the unit stays recorded.
+  unimem::detail::note_read_mostly(base + 5000, base + 5001, false);
+  EXPECT_FALSE(read_mostly_table().overlaps(base + page, base + 2 * page));
+  EXPECT_TRUE(read_mostly_table().overlaps(base, base + page));
+  EXPECT_TRUE(read_mostly_table().overlaps(base + 2 * page, base + 3 * page));
+  // A free forgets only the whole units inside the allocation: a neighbour sharing a unit keeps
+  // its record.
+  unimem::detail::note_read_mostly(base + 4 * unit, base + 8 * unit, true);
+  unimem::detail::forget_read_mostly_of_freed(base + 4 * unit + 10, base + 8 * unit);
+  EXPECT_TRUE(read_mostly_table().overlaps(base + 4 * unit, base + 5 * unit));
+  EXPECT_FALSE(read_mostly_table().overlaps(base + 5 * unit, base + 8 * unit));
+  read_mostly_table().cut(base, base + 16 * unit);
+  EXPECT_EQ(read_mostly_table().empty(), was_empty);
+}
+
 TEST(Intent, TagsCarryTheirIntent) {
   using unimem::detail::intent_choice;
   unimem::managed_buffer<int> b;

@@ -23,8 +23,11 @@ enum class access_mode {
   /// pages are populated on the device without moving data; otherwise prefetched.
   /// The old contents are kept (the range is treated as inout) when another argument of the
   /// same launch reaches the range (an in() or inout() tag, an untagged buffer or view, a
-  /// pointer into it), since the kernel may read it there, and when the launch is not known
-  /// to be accepted (a refused launch never loses data).
+  /// pointer into it), since the kernel may read it there, when the launch is not known
+  /// to be accepted (a refused launch never loses data), and when the range may have
+  /// read-mostly advice given through unimem (the CUDA 13 driver loses kernel writes to
+  /// read-duplicated pages after a discard; advice given with raw runtime calls is not seen:
+  /// tag such ranges inout).
   out,
   /// Read and written: prefetched.
   inout,

@@ -101,13 +101,12 @@ struct managed_memory {
         [](void** p, std::size_t b) { return detail::backend::malloc_managed(p, b, true); },
         bytes, what, where);
   }
-  /// @brief Frees the `bytes` allocated at p; unimem forgets the intents (access.hpp) it
-  /// recorded for them. Never throws.
+  /// @brief Frees the `bytes` allocated at p; unimem forgets the intents (access.hpp) and the
+  /// read-mostly advice it recorded for them. Never throws.
   static void deallocate(void* p, std::size_t bytes) noexcept {
-    if (!detail::mapped_table().empty()) {
-      const auto b = reinterpret_cast<std::uintptr_t>(p);
-      detail::mapped_table().remove(b, b + bytes);
-    }
+    const auto b = reinterpret_cast<std::uintptr_t>(p);
+    if (!detail::mapped_table().empty()) detail::mapped_table().remove(b, b + bytes);
+    detail::forget_read_mostly_of_freed(b, b + bytes);
     (void)detail::backend::free(p);
   }
 };

@@ -360,7 +360,12 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
         continue;
       }
     }
-    if (r.discard && can_discard) {
+    // Never a range that may have read-mostly advice: the CUDA 13 driver (580) then keeps the
+    // host's read-only duplicates of pages a discarding prefetch placed on the GPU, and the
+    // host reads stale data after the kernel wrote them (found by ModelGpu, seeds 4 and 98).
+    if (r.discard && can_discard &&
+        !read_mostly_table().overlaps(reinterpret_cast<std::uintptr_t>(r.ptr),
+                                      reinterpret_cast<std::uintptr_t>(r.ptr) + r.bytes)) {
       ptrs[discards] = const_cast<void*>(r.ptr);
       sizes[discards++] = r.bytes;
       continue;
@@ -399,7 +404,10 @@ inline hint_status advise_bytes(const void* p, std::size_t bytes, advice a, loca
       native = set ? backend::mem_advice::set_accessed_by : backend::mem_advice::unset_accessed_by;
       break;
   }
+  const auto b = reinterpret_cast<std::uintptr_t>(p);
+  if (a == advice::read_mostly && set) note_read_mostly(b, b + bytes, true);  // before: may apply
   check(backend::advise(p, bytes, native, {l.is_host(), l.device_id()}), where);
+  if (a == advice::read_mostly && !set) note_read_mostly(b, b + bytes, false);
   return hint_status::applied;
 }
 

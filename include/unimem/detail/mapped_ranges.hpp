@@ -102,6 +102,17 @@ class mapped_ranges {
     update(b & ~(forget_unit - 1), up < e ? ~std::uintptr_t{0} : up & ~(forget_unit - 1), 0, false);
   }
 
+  /// Forgets exactly [b, e).
+  void cut(std::uintptr_t b, std::uintptr_t e) noexcept { update(b, e, 0, false); }
+
+  /// Whether any byte of [b, e) is in the table.
+  [[nodiscard]] bool overlaps(std::uintptr_t b, std::uintptr_t e) const noexcept {
+    if (b >= e || empty()) return false;
+    const spin_guard l(locked_);
+    const std::size_t i = first_ending_after(b);
+    return i < size_ && items_[i].begin < e;
+  }
+
   /// The number of entries (for tests).
   [[nodiscard]] std::size_t size() const noexcept {
     const spin_guard l(locked_);
@@ -198,6 +209,45 @@ inline mapped_ranges& mapped_table() noexcept {
   alignas(mapped_ranges) static unsigned char storage[sizeof(mapped_ranges)];
   static mapped_ranges* const table = ::new (static_cast<void*>(storage)) mapped_ranges();
   return *table;
+}
+
+/// The ranges that may have read-mostly advice given through unimem (advise(read_mostly)). It
+/// errs the other way from mapped_table(): it may name pages that have lost the advice, never
+/// miss one that has it. Advice applies to every page a range touches, so a range is recorded
+/// widened to whole 64 KiB units (the largest CPU page of unimem's targets); withdrawing it
+/// forgets only the 4 KiB pages the range touches (withdrawn on every page size), and a free
+/// only the whole units inside the allocation. The launch path never discards a range in it
+/// (placement.hpp: the CUDA 13 driver loses kernel writes to read-duplicated pages that a
+/// discarding prefetch placed).
+inline mapped_ranges& read_mostly_table() noexcept {
+  alignas(mapped_ranges) static unsigned char storage[sizeof(mapped_ranges)];
+  static mapped_ranges* const table = ::new (static_cast<void*>(storage)) mapped_ranges();
+  return *table;
+}
+
+/// [b, e) widened outwards (inwards) to multiples of `unit`, a power of two; saturating.
+inline std::uintptr_t round_down(std::uintptr_t x, std::uintptr_t unit) noexcept {
+  return x & ~(unit - 1);
+}
+inline std::uintptr_t round_up(std::uintptr_t x, std::uintptr_t unit) noexcept {
+  const std::uintptr_t up = x + (unit - 1);
+  return up < x ? round_down(~std::uintptr_t{0}, unit) : round_down(up, unit);
+}
+
+/// read_mostly_table() as advice is given (set), withdrawn, or its memory freed.
+inline void note_read_mostly(std::uintptr_t b, std::uintptr_t e, bool set) noexcept {
+  constexpr std::uintptr_t page = std::uintptr_t{4} << 10;
+  if (set) {
+    read_mostly_table().add(round_down(b, mapped_ranges::forget_unit),
+                            round_up(e, mapped_ranges::forget_unit), 1);
+  } else if (!read_mostly_table().empty()) {
+    read_mostly_table().cut(round_down(b, page), round_up(e, page));
+  }
+}
+inline void forget_read_mostly_of_freed(std::uintptr_t b, std::uintptr_t e) noexcept {
+  if (read_mostly_table().empty()) return;
+  read_mostly_table().cut(round_up(b, mapped_ranges::forget_unit),
+                          round_down(e, mapped_ranges::forget_unit));
 }
 
 }  // namespace detail

@@ -132,10 +132,10 @@ TEST(ReliabilityDeathTest, KernelFaultIsReportedAndStickyAndDestructionIsSafe) {
 // NothingHeld runs this workload: zero). The GPU's free memory is only a coarse check here: the
 // driver keeps physical memory of freed managed allocations for reuse, tens of MiB that come
 // and go with the allocation pattern and do not grow with the number of rounds (issue 13;
-// scripts/probes/free_memory_drift.cu, docs/reliability.md row 19). So a warm-up run first, then
-// two runs of the full workload, which must not lose more than 256 MiB between them (leaking
-// every buffer would lose over 600 MiB: 160,000 buffers of at least 4,000 bytes; the exact
-// count is the ledger's). Every ctest entry that uses the GPU holds the unimem_gpu lock,
+// scripts/probes/free_memory_drift.cu, docs/reliability.md row 19). So a warm-up run first
+// (a fifth of the rounds), then the rounds in two runs, which must not lose more than 256 MiB
+// between them (leaking every buffer would lose over 300 MiB: 80,000 buffers of at least 4,000
+// bytes; the exact count is the ledger's). Every ctest entry that uses the GPU holds the unimem_gpu lock,
 // so no other process allocates meanwhile (before the lock covered every entry, a program run
 // beside this test made it fail at random).
 struct stress_outcome {
@@ -179,7 +179,7 @@ TEST(StressGpu, EightThreadsAllocatePrefetchLaunchFree) {
   const std::size_t at_start = unimem::device(0).free_memory();
   std::size_t free_after[3] = {};
   for (int run = 0; run < 3; ++run) {  // warm-up, measured, confirmed
-    const stress_outcome o = stress_run(threads, rounds);
+    const stress_outcome o = stress_run(threads, run == 0 ? rounds / 5 : rounds / 2);
     EXPECT_EQ(o.failures, 0);
     EXPECT_EQ(o.wrong, 0);
     free_after[run] = unimem::device(0).free_memory();
@@ -188,9 +188,9 @@ TEST(StressGpu, EightThreadsAllocatePrefetchLaunchFree) {
     return static_cast<double>(static_cast<long long>(before) - static_cast<long long>(after));
   };
   std::printf(
-      "stress: %d threads x %d rounds per run; GPU free memory lost by the warm-up run: %.1f MiB, "
-      "by the second: %.1f, by the third: %.1f\n",
-      threads, rounds, lost(at_start, free_after[0]) / 1048576.0,
+      "stress: %d threads x (%d warm-up + 2 x %d) rounds; GPU free memory lost by the warm-up "
+      "run: %.1f MiB, by the second: %.1f, by the third: %.1f\n",
+      threads, rounds / 5, rounds / 2, lost(at_start, free_after[0]) / 1048576.0,
       lost(free_after[0], free_after[1]) / 1048576.0, lost(free_after[1], free_after[2]) / 1048576.0);
   EXPECT_LE(lost(free_after[0], free_after[2]), static_cast<double>(bound))
       << "free memory " << free_after[0] << " after the warm-up run, " << free_after[1] << ", "

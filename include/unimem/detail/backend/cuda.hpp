@@ -251,7 +251,7 @@ inline result advise(const void* p, std::size_t bytes, mem_advice a, native_loca
   if (r.code == cudaErrorContextIsDestroyed) {
     forget_if_last(r.code);
     forget_if_last(cudaFree(nullptr));
-    const result r = UNIMEM_DETAIL_NATIVE(cudaMemAdvise(p, bytes, native, to_native(l)));
+    r = UNIMEM_DETAIL_NATIVE(cudaMemAdvise(p, bytes, native, to_native(l)));
   }
   return r;
 #endif

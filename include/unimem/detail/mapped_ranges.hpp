@@ -27,6 +27,17 @@ constexpr std::uint64_t device_bit(int d) noexcept {
   return std::uint64_t{1} << (d >= 0 && d < 63 ? d : 63);
 }
 
+/// x rounded down to a multiple of `unit`, a power of two.
+inline std::uintptr_t round_down(std::uintptr_t x, std::uintptr_t unit) noexcept {
+  return x & ~(unit - 1);
+}
+/// x rounded up to a multiple of `unit`, a power of two; the highest address where that would
+/// overflow.
+inline std::uintptr_t round_up(std::uintptr_t x, std::uintptr_t unit) noexcept {
+  const std::uintptr_t up = x + (unit - 1);
+  return up < x ? ~std::uintptr_t{0} : round_down(up, unit);
+}
+
 /// A piece of a range: mapped for a set of devices, or not mapped (devices 0, mapped false).
 struct range_piece {
   std::uintptr_t begin;
@@ -98,8 +109,7 @@ class mapped_ranges {
 
   /// Forgets [b, e), widened to whole forget_units: the parts of entries outside it stay.
   void remove(std::uintptr_t b, std::uintptr_t e) noexcept {
-    const std::uintptr_t up = e + (forget_unit - 1);
-    update(b & ~(forget_unit - 1), up < e ? ~std::uintptr_t{0} : up & ~(forget_unit - 1), 0, false);
+    update(round_down(b, forget_unit), round_up(e, forget_unit), 0, false);
   }
 
   /// Forgets exactly [b, e).
@@ -223,15 +233,6 @@ inline mapped_ranges& read_mostly_table() noexcept {
   alignas(mapped_ranges) static unsigned char storage[sizeof(mapped_ranges)];
   static mapped_ranges* const table = ::new (static_cast<void*>(storage)) mapped_ranges();
   return *table;
-}
-
-/// [b, e) widened outwards (inwards) to multiples of `unit`, a power of two; saturating.
-inline std::uintptr_t round_down(std::uintptr_t x, std::uintptr_t unit) noexcept {
-  return x & ~(unit - 1);
-}
-inline std::uintptr_t round_up(std::uintptr_t x, std::uintptr_t unit) noexcept {
-  const std::uintptr_t up = x + (unit - 1);
-  return up < x ? round_down(~std::uintptr_t{0}, unit) : round_down(up, unit);
 }
 
 /// read_mostly_table() as advice is given (set), withdrawn, or its memory freed.

@@ -2,7 +2,7 @@
 // builds: everything below the macros exists only where UNIMEM_FAULT_INJECTION is defined (the
 // test program unimem_fault_tests; see tests/test_fault_injection.cpp and docs/reliability.md).
 //
-// In a test build every runtime call the backend makes passes through fault_fires() first (the
+// In a test build every runtime call the backend makes passes through fault::fires() first (the
 // UNIMEM_DETAIL_NATIVE macro and the driver calls): the calls are counted, and when a plan is
 // armed the N-th one fails with the plan's status instead of reaching the runtime. A call that
 // releases something (a free, a stream or event destroy) is always made, and then reports the
@@ -29,10 +29,10 @@ constexpr int resource_count = static_cast<int>(resource::count_);
 /// The process's plan and counters (one per process; the library's calls are counted from any
 /// thread).
 struct state {
-  std::atomic<long long> calls{0};    // runtime calls counted since reset()
+  std::atomic<long long> calls{0};    // runtime calls counted since arm()
   std::atomic<long long> fail_at{0};  // the call number that fails; 0: none
   std::atomic<int> status{0};         // the status it fails with (the backend's status, as int)
-  std::atomic<long long> fired{0};    // failures injected since reset()
+  std::atomic<long long> fired{0};    // failures injected since arm()
   std::atomic<const char*> fired_call{nullptr};  // the text of the last call that was failed
   std::atomic<long long> held[resource_count] = {};
 };

@@ -307,6 +307,13 @@ inline void prefetch_range(const void* p, std::size_t bytes, location l,
   check(backend::prefetch(p, bytes, native, s.get()), where);
 }
 
+/// Whether any part of r is mapped: one lock-free load while nothing is mapped, else one
+/// binary search of the table.
+inline bool overlaps_mapped(const placement_range& r) noexcept {
+  const auto b = reinterpret_cast<std::uintptr_t>(r.ptr);
+  return mapped_table().overlaps(b, b + r.bytes);
+}
+
 /// The one placement path. On stream s, in order: the intents of tagged ranges first (advice,
 /// which can throw, before anything is queued), then the prefetch of every range to l that
 /// moves (through the transfer engine, prefetch_range; the discarding prefetch, last and in one
@@ -331,7 +338,7 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
     if (r.bytes == 0) continue;
     if (r.how == intent_choice::map) map_range(r.ptr, r.bytes, l.device_id(), false, where);
     if (r.how == intent_choice::move) unmap_range(r.ptr, r.bytes, where);
-    if (r.how == intent_choice::follow && !mapped_table().empty()) {
+    if (r.how == intent_choice::follow && overlaps_mapped(r)) {
       map_range(r.ptr, r.bytes, l.device_id(), true, where);  // mapped parts: this GPU too
     }
   }
@@ -348,17 +355,12 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
   for (std::size_t i = 0; i < count; ++i) {
     const placement_range& r = ranges[i];
     if (r.bytes == 0 || (r.how == intent_choice::map && l.is_device())) continue;
-    if (r.how == intent_choice::follow && !mapped_table().empty()) {
-      bool split = false;  // part of it is mapped: only the other parts move, none discarded
-      for_each_piece(r.ptr, r.bytes, [&](const range_piece& x) { split = split || x.mapped; });
-      if (split) {
-        for_each_piece(r.ptr, r.bytes, [&](const range_piece& x) {
-          if (!x.mapped) {
-            prefetch_range(piece_ptr(x), x.end - x.begin, l, native, s, where);
-          }
-        });
-        continue;
-      }
+    if (r.how == intent_choice::follow && overlaps_mapped(r)) {
+      // Part of it is mapped: only the other parts move, none is discarded.
+      for_each_piece(r.ptr, r.bytes, [&](const range_piece& x) {
+        if (!x.mapped) prefetch_range(piece_ptr(x), x.end - x.begin, l, native, s, where);
+      });
+      continue;
     }
     // Never a range that may have read-mostly advice: the CUDA 13 driver (580) then keeps the
     // host's read-only duplicates of pages a discarding prefetch placed on the GPU, and the

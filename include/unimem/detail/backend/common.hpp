@@ -145,6 +145,10 @@ using host_function = void (*)(void*);
 /// Where a pointer's memory is, as the runtime says.
 enum class pointer_residence { host, device, unknown };
 
+/// What kind of memory a pointer points to, as the runtime says: pageable host memory (not
+/// known to the runtime), pinned host memory, device memory, managed memory, or unknown.
+enum class pointer_memory { pageable, pinned, device, managed, unknown };
+
 #if defined(UNIMEM_FAULT_INJECTION)
 /// Test builds: the ledger forgets what a release gave back, and the plan may fail it.
 template <class Result>

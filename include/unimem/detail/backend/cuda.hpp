@@ -334,6 +334,11 @@ inline pointer_residence residence(const void* p) noexcept {
   if (UNIMEM_DETAIL_FAULT_FIRES("cudaPointerGetAttributes")) return pointer_residence::unknown;
   return cuda_driver::residence(p);
 }
+/// The kind of memory p points to; unknown when the runtime cannot say (nothing left behind).
+inline pointer_memory memory_of(const void* p) noexcept {
+  if (UNIMEM_DETAIL_FAULT_FIRES("cudaPointerGetAttributes")) return pointer_memory::unknown;
+  return cuda_driver::memory_of(p);
+}
 /// `count` 32-bit words at p (4-byte aligned) set to value, in stream order.
 inline result memset32_async(void* p, unsigned value, std::size_t count,
                              stream_handle s) noexcept {

@@ -127,6 +127,24 @@ inline pointer_residence residence(const void* p) noexcept {
   return pointer_residence::host;  // cudaMemoryTypeHost (pinned), cudaMemoryTypeUnregistered
 }
 
+/// The kind of memory p points to, as the CUDA runtime says; unknown when it cannot say
+/// (nothing left behind).
+inline pointer_memory memory_of(const void* p) noexcept {
+  cudaPointerAttributes a{};
+  const cudaError_t r = cudaPointerGetAttributes(&a, p);
+  if (r != cudaSuccess) {
+    forget_if_last(r);
+    return pointer_memory::unknown;
+  }
+  switch (a.type) {
+    case cudaMemoryTypeUnregistered: return pointer_memory::pageable;
+    case cudaMemoryTypeHost: return pointer_memory::pinned;
+    case cudaMemoryTypeDevice: return pointer_memory::device;
+    case cudaMemoryTypeManaged: return pointer_memory::managed;
+  }
+  return pointer_memory::unknown;
+}
+
 }  // namespace cuda_driver
 }  // namespace backend
 }  // namespace detail

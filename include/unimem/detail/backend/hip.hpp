@@ -415,6 +415,40 @@ inline pointer_residence residence(const void* p) noexcept {
   return cuda_driver::residence(p);
 #endif
 }
+/// The kind of memory p points to; unknown when the runtime cannot say (nothing left behind).
+/// On AMD through hipPointerGetAttribute (HIP >= 5.0), whose attribute values keep their names
+/// across ROCm 5 to 7 (hipPointerGetAttributes' struct does not): HIP refuses pointers it does
+/// not know, which is pageable host memory.
+inline pointer_memory memory_of(const void* p) noexcept {
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  if (p == nullptr) return pointer_memory::unknown;
+  int managed = 0;
+  void* const ptr = const_cast<void*>(p);
+  const result m =
+      UNIMEM_DETAIL_NATIVE(hipPointerGetAttribute(&managed, HIP_POINTER_ATTRIBUTE_IS_MANAGED, ptr));
+  if (m.code != success) {
+    forget_if_last(m.code);
+    return m.code == hipErrorInvalidValue ? pointer_memory::pageable : pointer_memory::unknown;
+  }
+  if (managed != 0) return pointer_memory::managed;
+  unsigned int type = 0;
+  const result t =
+      UNIMEM_DETAIL_NATIVE(hipPointerGetAttribute(&type, HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr));
+  if (t.code != success) {
+    forget_if_last(t.code);
+    return pointer_memory::unknown;
+  }
+  if (type == static_cast<unsigned int>(hipMemoryTypeDevice)) return pointer_memory::device;
+  if (type == static_cast<unsigned int>(hipMemoryTypeHost)) return pointer_memory::pinned;
+#if HIP_VERSION_MAJOR >= 6  // ROCm 6 names pageable memory instead of refusing it
+  if (type == static_cast<unsigned int>(hipMemoryTypeUnregistered)) return pointer_memory::pageable;
+#endif
+  return pointer_memory::unknown;
+#else
+  if (UNIMEM_DETAIL_FAULT_FIRES("cudaPointerGetAttributes")) return pointer_memory::unknown;
+  return cuda_driver::memory_of(p);
+#endif
+}
 /// `count` 32-bit words at p (4-byte aligned) set to value, in stream order.
 inline result memset32_async(void* p, unsigned value, std::size_t count,
                              stream_handle s) noexcept {

@@ -1,0 +1,576 @@
+// unimem::mpi's tests, run by ctest as `mpiexec -n 2 unimem_mpi_tests` (every test runs on both
+// ranks; main() combines their results). Host tests (MpiHost.*, MpiPlan.*) need no GPU and run
+// in CI; GPU tests (MpiGpu.*) skip, with the reason, where there is none.
+#include <unimem/mpi.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using unimem::mpi::memory;
+using unimem::mpi::path;
+
+int rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int peer() { return 1 - rank(); }
+
+/// Sets unimem::mpi's settings for one test on every rank, and puts them back.
+class scoped_settings {
+ public:
+  explicit scoped_settings(std::size_t chunk_bytes,
+                           unimem::mpi::managed_path m = unimem::mpi::managed_path::automatic)
+      : old_(unimem::mpi::current_settings()) {
+    unimem::mpi::settings s;
+    s.chunk_bytes = chunk_bytes;
+    s.managed = m;
+    unimem::mpi::configure(s);
+  }
+  scoped_settings(const scoped_settings&) = delete;
+  scoped_settings& operator=(const scoped_settings&) = delete;
+  ~scoped_settings() { unimem::mpi::configure(old_); }
+
+ private:
+  unimem::mpi::settings old_;
+};
+
+/// Receives and drops whatever is left on `tag` (after a failed receive), then waits for the
+/// other rank to get here.
+void drain(int tag) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (;;) {
+    int flag = 0;
+    MPI_Status s;
+    MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, &s);
+    if (flag == 0) break;
+    int bytes = 0;
+    MPI_Get_count(&s, MPI_BYTE, &bytes);
+    std::vector<char> sink(static_cast<std::size_t>(bytes) + 1);
+    MPI_Recv(sink.data(), bytes, MPI_BYTE, s.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+std::vector<int> pattern(std::size_t n, int seed) {
+  std::vector<int> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int>(i * 7 + 1) ^ (seed << 20);
+  return v;
+}
+
+// ---- the decisions, as pure functions ----
+
+TEST(MpiPlan, PathsByMemoryAwarenessAndPolicy) {
+  using unimem::mpi::choose_path;
+  using unimem::mpi::managed_path;
+  for (bool on_host : {false, true}) {
+    for (auto m : {memory::pageable, memory::pinned, memory::device, memory::managed}) {
+      for (auto p : {managed_path::automatic, managed_path::staged, managed_path::host}) {
+        EXPECT_EQ(choose_path(m, true, p, on_host), path::direct) << "GPU-aware: all direct";
+      }
+    }
+    EXPECT_EQ(choose_path(memory::pageable, false, managed_path::staged, on_host), path::direct);
+    EXPECT_EQ(choose_path(memory::pinned, false, managed_path::host, on_host), path::direct);
+    EXPECT_EQ(choose_path(memory::device, false, managed_path::automatic, on_host), path::staged);
+    EXPECT_EQ(choose_path(memory::managed, false, managed_path::staged, on_host), path::staged);
+    EXPECT_EQ(choose_path(memory::managed, false, managed_path::host, on_host), path::via_host);
+  }
+  EXPECT_EQ(choose_path(memory::managed, false, managed_path::automatic, true), path::direct);
+  EXPECT_EQ(choose_path(memory::managed, false, managed_path::automatic, false), path::staged);
+  EXPECT_STREQ(to_string(path::via_host), "via_host");
+  EXPECT_STREQ(to_string(memory::device), "device");
+}
+
+TEST(MpiPlan, MessagesFromChunkBytesOnAreChunkedAlikeOnBothSides) {
+  using unimem::mpi::plan_message;
+  const std::size_t c = std::size_t{4} << 20;
+  auto p = plan_message(0, 4, c);
+  EXPECT_FALSE(p.chunked);
+  EXPECT_EQ(p.chunks, 1u);
+  p = plan_message(c / 4 - 1, 4, c);  // one element short of chunk_bytes: one message
+  EXPECT_FALSE(p.chunked);
+  EXPECT_EQ(p.last_elements, c / 4 - 1);
+  p = plan_message(c / 4, 4, c);  // exactly chunk_bytes: a header and one chunk
+  EXPECT_TRUE(p.chunked);
+  EXPECT_EQ(p.chunks, 1u);
+  EXPECT_EQ(p.chunk_elements, c / 4);
+  EXPECT_EQ(p.last_elements, c / 4);
+  p = plan_message(3 * (c / 8) + 5, 8, c);  // three full chunks and 5 elements
+  EXPECT_EQ(p.chunks, 4u);
+  EXPECT_EQ(p.last_elements, 5u);
+  p = plan_message(10, 3000, 4096);  // elements larger than half a chunk: one per chunk
+  EXPECT_EQ(p.chunk_elements, 1u);
+  EXPECT_EQ(p.chunks, 10u);
+  // Never more than INT_MAX elements in one MPI message, whatever chunk_bytes says.
+  p = plan_message(std::size_t{5} << 30, 1, std::size_t{8} << 30);
+  EXPECT_TRUE(p.chunked);
+  EXPECT_EQ(p.chunk_elements, static_cast<std::size_t>(std::numeric_limits<int>::max()));
+  EXPECT_EQ((p.chunks - 1) * p.chunk_elements + p.last_elements, std::size_t{5} << 30);
+}
+
+TEST(MpiPlan, DatatypesComeFromTheElementType) {
+  EXPECT_EQ(unimem::mpi::datatype<int>(), MPI_INT);
+  EXPECT_EQ(unimem::mpi::datatype<const double>(), MPI_DOUBLE);
+  EXPECT_EQ(unimem::mpi::datatype<unsigned char>(), MPI_UNSIGNED_CHAR);
+  EXPECT_EQ(unimem::mpi::datatype<bool>(), MPI_CXX_BOOL);
+  struct pod {
+    int a;
+    float b[3];
+  };
+  const MPI_Datatype t = unimem::mpi::datatype<pod>();
+  EXPECT_EQ(t, unimem::mpi::datatype<pod>()) << "made once";
+  int size = 0;
+  ASSERT_EQ(MPI_Type_size(t, &size), MPI_SUCCESS);
+  EXPECT_EQ(size, static_cast<int>(sizeof(pod)));
+  static_assert(unimem::mpi::has_builtin_datatype_v<float>, "");
+  static_assert(!unimem::mpi::has_builtin_datatype_v<pod>, "");
+}
+
+TEST(MpiPlan, HostRangesAreSeenAsPageable) {
+  std::vector<float> v(16);
+  int a[4] = {};
+  EXPECT_EQ(unimem::mpi::detail::span_of(v).kind, memory::pageable);
+  EXPECT_EQ(unimem::mpi::detail::span_of(a).kind, memory::pageable);
+  EXPECT_EQ(unimem::mpi::detail::span_of(a).size, 4u);
+  unimem::view<float> w(v.data(), 8);
+  EXPECT_EQ(unimem::mpi::detail::span_of(w).kind, memory::pageable);
+  // unimem's buffers say their kind at compile time: no runtime call, no GPU needed.
+  unimem::managed_buffer<float> m;
+  unimem::device_buffer<float> d;
+  unimem::pinned_buffer<float> p;
+  EXPECT_EQ(unimem::mpi::detail::span_of(m).kind, memory::managed);
+  EXPECT_EQ(unimem::mpi::detail::span_of(d).kind, memory::device);
+  EXPECT_EQ(unimem::mpi::detail::span_of(p).kind, memory::pinned);
+}
+
+TEST(MpiPlan, SettingsAndAwarenessFromTheEnvironment) {
+  ASSERT_EQ(setenv("UNIMEM_MPI_CHUNK_BYTES", "65536", 1), 0);
+  ASSERT_EQ(setenv("UNIMEM_MPI_MANAGED", "host", 1), 0);
+  auto s = unimem::mpi::detail::settings_from_environment();
+  EXPECT_EQ(s.chunk_bytes, 65536u);
+  EXPECT_EQ(s.managed, unimem::mpi::managed_path::host);
+  ASSERT_EQ(setenv("UNIMEM_MPI_CHUNK_BYTES", "12k", 1), 0);
+  EXPECT_THROW(unimem::mpi::detail::settings_from_environment(), unimem::argument_error);
+  ASSERT_EQ(setenv("UNIMEM_MPI_CHUNK_BYTES", "100", 1), 0);
+  EXPECT_THROW(unimem::mpi::detail::settings_from_environment(), unimem::argument_error);
+  unsetenv("UNIMEM_MPI_CHUNK_BYTES");
+  ASSERT_EQ(setenv("UNIMEM_MPI_MANAGED", "sometimes", 1), 0);
+  EXPECT_THROW(unimem::mpi::detail::settings_from_environment(), unimem::argument_error);
+  unsetenv("UNIMEM_MPI_MANAGED");
+  unimem::mpi::settings bad;
+  bad.chunk_bytes = 1000;
+  EXPECT_THROW(unimem::mpi::configure(bad), unimem::argument_error);
+
+  ASSERT_EQ(setenv("UNIMEM_MPI_GPU_AWARE", "1", 1), 0);
+  auto a = unimem::mpi::query_gpu_awareness();
+  EXPECT_TRUE(a.device_pointers);
+  EXPECT_STREQ(a.source, "UNIMEM_MPI_GPU_AWARE=1");
+  ASSERT_EQ(setenv("UNIMEM_MPI_GPU_AWARE", "yes", 1), 0);
+  EXPECT_THROW((void)unimem::mpi::query_gpu_awareness(), unimem::argument_error);
+  unsetenv("UNIMEM_MPI_GPU_AWARE");
+  a = unimem::mpi::query_gpu_awareness();
+  std::printf("[ rank %d ] GPU-aware: %s (%s)\n", rank(), a.device_pointers ? "yes" : "no",
+              a.source);
+#if defined(OPEN_MPI) && OPEN_MPI && defined(MPIX_CUDA_AWARE_SUPPORT) && !MPIX_CUDA_AWARE_SUPPORT && \
+    !defined(UNIMEM_DETAIL_HIP_AMD)
+  EXPECT_FALSE(a.device_pointers) << "this Open MPI was built without CUDA support";
+  EXPECT_STREQ(a.source, "MPIX_Query_cuda_support()");
+#endif
+}
+
+// ---- host paths over two ranks ----
+
+TEST(MpiHost, SendAndReceiveVectorsViewsAndArrays) {
+  const int tag = 11;
+  if (rank() == 0) {
+    const std::vector<int> v = pattern(1000, 1);
+    unimem::mpi::send(v, 1, tag);
+    const double a[3] = {1.5, 2.5, 3.5};
+    unimem::mpi::send(a, 1, tag);
+    std::vector<float> big(100);
+    std::iota(big.begin(), big.end(), 0.0f);
+    unimem::mpi::send(unimem::view<float>(big.data(), big.size()).subview(10, 20), 1, tag);
+  } else {
+    std::vector<int> v(1000);
+    const unimem::mpi::status st = unimem::mpi::recv(v, 0, tag);
+    EXPECT_EQ(st.source, 0);
+    EXPECT_EQ(st.tag, tag);
+    EXPECT_EQ(st.count, 1000u);
+    EXPECT_EQ(v, pattern(1000, 1));
+    double a[3] = {};
+    unimem::mpi::recv(a, 0, tag);
+    EXPECT_EQ(a[2], 3.5);
+    std::vector<float> w(40, -1.0f);
+    const auto st2 = unimem::mpi::recv(unimem::view<float>(w.data(), w.size()).subview(5), 0, tag);
+    EXPECT_EQ(st2.count, 20u) << "a shorter message than the range: MPI's count";
+    EXPECT_EQ(w[4], -1.0f);
+    EXPECT_EQ(w[5], 10.0f);
+    EXPECT_EQ(w[24], 29.0f);
+    EXPECT_EQ(w[25], -1.0f);
+  }
+}
+
+TEST(MpiHost, ChunkedMessagesArriveWholeAtEveryBoundary) {
+  const scoped_settings small(4096);  // 1024 ints a chunk
+  const int tag = 12;
+  // Below, at and around whole numbers of chunks.
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1023}, std::size_t{1024},
+                        std::size_t{1025}, std::size_t{3072}, std::size_t{10000}}) {
+    if (rank() == 0) {
+      unimem::mpi::send(pattern(n, static_cast<int>(n)), 1, tag);
+    } else {
+      std::vector<int> v(n, -7);
+      const auto st = unimem::mpi::recv(v, 0, tag);
+      EXPECT_EQ(st.count, n);
+      EXPECT_EQ(v, pattern(n, static_cast<int>(n))) << n << " elements";
+    }
+  }
+}
+
+TEST(MpiHost, WildcardReceiveOfAChunkedMessageNamesTheSender) {
+  const scoped_settings small(4096);
+  if (rank() == 0) {
+    unimem::mpi::send(pattern(5000, 3), 1, 77);
+  } else {
+    std::vector<int> v(5000);
+    const auto st = unimem::mpi::recv(v, MPI_ANY_SOURCE, MPI_ANY_TAG);
+    EXPECT_EQ(st.source, 0);
+    EXPECT_EQ(st.tag, 77);
+    EXPECT_EQ(st.count, 5000u);
+    EXPECT_EQ(v, pattern(5000, 3));
+    // Non-blocking, the chunks cannot be posted before the header names the sender: refused.
+    std::vector<int> w(5000);
+    EXPECT_THROW((void)unimem::mpi::irecv(w, MPI_ANY_SOURCE, 1), unimem::argument_error);
+  }
+}
+
+TEST(MpiHost, ASizeMismatchOfAChunkedMessageIsAnErrorNotCorruption) {
+  const scoped_settings small(4096);
+  const int tag = 13;
+  if (rank() == 0) {
+    unimem::mpi::send(pattern(2000, 4), 1, tag);  // chunked
+    unimem::mpi::send(pattern(3000, 5), 1, tag);  // chunked
+    unimem::mpi::send(pattern(10, 6), 1, tag);    // one message
+  } else {
+    std::vector<int> wrong(3000);
+    try {
+      (void)unimem::mpi::recv(wrong, 0, tag);
+      ADD_FAILURE() << "a 2000-element message received into 3000 elements";
+    } catch (const unimem::mpi::error& e) {
+      EXPECT_NE(std::string(e.what()).find("the message has 2000 elements"), std::string::npos)
+          << e.what();
+      EXPECT_EQ(e.error_class(), MPI_ERR_TRUNCATE);
+    }
+    // A small range receives the next chunked message's header: named, not taken as data.
+    std::vector<int> small_range(100);
+    try {
+      (void)unimem::mpi::recv(small_range, 0, tag);
+      ADD_FAILURE() << "a chunked message received into 100 elements";
+    } catch (const unimem::mpi::error& e) {
+      EXPECT_NE(std::string(e.what()).find("chunked message"), std::string::npos) << e.what();
+    }
+    // Both mismatched messages were dropped whole: the next one arrives intact.
+    std::vector<int> last(10);
+    const auto st = unimem::mpi::recv(last, 0, tag);
+    EXPECT_EQ(st.count, 10u);
+    EXPECT_EQ(last, pattern(10, 6));
+  }
+  drain(tag);
+}
+
+TEST(MpiHost, NonBlockingRequestsCompleteInAnyOrder) {
+  const scoped_settings chunks(std::size_t{64} << 10);  // above the eager limit: rendezvous
+  const std::size_t n = std::size_t{1} << 20;           // 4 MiB of ints, 64 chunks
+  const std::vector<int> out = pattern(n, rank());
+  std::vector<int> in(n);
+  unimem::mpi::request rx = unimem::mpi::irecv(in, peer(), 21);
+  unimem::mpi::request tx = unimem::mpi::isend(out, peer(), 21);
+  EXPECT_TRUE(rx.pending());
+  (void)tx.wait();  // the send first: every chunk's receive was posted by irecv()
+  EXPECT_FALSE(tx.pending());
+  const auto st = rx.wait();
+  EXPECT_EQ(st.count, n);
+  EXPECT_EQ(in, pattern(n, peer()));
+  EXPECT_EQ(rx.wait().count, n) << "waiting again returns the same status";
+}
+
+TEST(MpiHost, PendingRequestsMove) {
+  // MPI holds the addresses of a pending request's header and requests: moving the request
+  // (into a growing vector, by assignment) must not move them.
+  const scoped_settings chunks(4096);
+  const std::size_t n = 5000;  // chunked: a header and 5 chunks
+  std::vector<std::vector<int>> in(8, std::vector<int>(n));
+  std::vector<unimem::mpi::request> rx;
+  for (int i = 0; i < 8; ++i) rx.push_back(unimem::mpi::irecv(in[i], peer(), 100 + i));
+  std::vector<std::vector<int>> out;
+  for (int i = 0; i < 8; ++i) out.push_back(pattern(n, 200 + rank() + i));
+  unimem::mpi::request one;
+  one = unimem::mpi::isend(out[0], peer(), 100);
+  std::vector<unimem::mpi::request> tx;
+  for (int i = 1; i < 8; ++i) tx.push_back(unimem::mpi::isend(out[i], peer(), 100 + i));
+  (void)one.wait();
+  for (auto& r : tx) (void)r.wait();
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(rx[i].wait().count, n);
+    EXPECT_EQ(in[i], pattern(n, 200 + peer() + i)) << i;
+  }
+}
+
+TEST(MpiHost, TestPollsAndWaitAllCompletes) {
+  std::vector<double> in(64), out(64, rank() + 0.5);
+  unimem::mpi::request rx = unimem::mpi::irecv(in, peer(), 22);
+  unimem::mpi::request tx = unimem::mpi::isend(out, peer(), 22);
+  while (!rx.test()) {
+  }
+  EXPECT_FALSE(rx.pending());
+  EXPECT_EQ(in[63], peer() + 0.5);
+  unimem::mpi::wait_all(tx, rx);
+  EXPECT_FALSE(tx.pending());
+}
+
+TEST(MpiHost, ARequestCannotBeDroppedWhilePending) {
+  const std::size_t n = 1 << 16;
+  if (rank() == 0) {
+    std::vector<int> v = pattern(n, 9);
+    {
+      unimem::mpi::request r = unimem::mpi::isend(v, 1, 23);
+      unimem::mpi::request moved = std::move(r);
+      EXPECT_FALSE(r.pending()) << "a moved-from request is empty";
+      // `moved` goes out of scope pending: its destructor completes the send
+    }
+    v.assign(n, 0);  // safe: the send is complete
+  } else {
+    std::vector<int> v(n);
+    {
+      unimem::mpi::request r = unimem::mpi::irecv(v, 0, 23);
+      unimem::mpi::request other;
+      other = std::move(r);
+    }  // completed here
+    EXPECT_EQ(v, pattern(n, 9));
+  }
+}
+
+TEST(MpiHost, SendrecvExchangesWithoutDeadlock) {
+  const scoped_settings chunks(std::size_t{64} << 10);
+  for (std::size_t n : {std::size_t{100}, std::size_t{1} << 20}) {
+    const std::vector<int> out = pattern(n, 10 + rank());
+    std::vector<int> in(n);
+    const auto st = unimem::mpi::sendrecv(out, peer(), 31, in, peer(), 31);
+    EXPECT_EQ(st.source, peer());
+    EXPECT_EQ(st.count, n);
+    EXPECT_EQ(in, pattern(n, 10 + peer()));
+    const auto wild = unimem::mpi::sendrecv(out, peer(), 32, in, MPI_ANY_SOURCE, MPI_ANY_TAG);
+    EXPECT_EQ(wild.source, peer());
+    EXPECT_EQ(wild.tag, 32);
+  }
+  // MPI_PROC_NULL, as the edges of a decomposition use it: nothing sent, nothing received.
+  std::vector<int> in(4, 5);
+  const auto none = unimem::mpi::sendrecv(in, MPI_PROC_NULL, 0, in, MPI_PROC_NULL, 0);
+  EXPECT_EQ(none.count, 0u);
+  EXPECT_EQ(in[0], 5);
+}
+
+TEST(MpiHost, AllreduceInPlaceAndOutOfPlace) {
+  std::vector<long long> v(1000);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<long long>(i) * (rank() + 1);
+  unimem::mpi::allreduce(v, MPI_SUM);
+  EXPECT_EQ(v[999], 999 * 3);
+  const std::vector<double> in = {rank() * 1.0, -rank() * 1.0};
+  std::vector<double> out(2);
+  unimem::mpi::allreduce(in, out, MPI_MAX);
+  EXPECT_EQ(out[0], 1.0);
+  EXPECT_EQ(out[1], 0.0);
+  std::vector<double> three(3);
+  EXPECT_THROW(unimem::mpi::allreduce(in, three, MPI_SUM), unimem::argument_error);
+}
+
+TEST(MpiHost, MpiErrorsAreExceptionsWithMpisMessage) {
+  std::vector<int> v(4);
+  try {
+    unimem::mpi::send(v, 99, 0);
+    ADD_FAILURE() << "rank 99 of 2 accepted";
+  } catch (const unimem::mpi::error& e) {
+    EXPECT_EQ(e.error_class(), MPI_ERR_RANK) << e.what();
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(e.code(), text, &len);
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("test_mpi.cpp"), std::string::npos) << e.what();
+    EXPECT_STREQ(e.call(), "MPI_Isend");
+  }
+  try {
+    (void)unimem::mpi::recv(v, 0, -5);
+    ADD_FAILURE() << "tag -5 accepted";
+  } catch (const unimem::mpi::error& e) {
+    EXPECT_EQ(e.error_class(), MPI_ERR_TAG) << e.what();
+  }
+  // Still usable afterwards.
+  std::vector<int> in(4);
+  unimem::mpi::sendrecv(v, peer(), 1, in, peer(), 1);
+}
+
+// ---- GPU paths (staging, stream order); 2 ranks may share one GPU ----
+
+#define UNIMEM_MPI_REQUIRE_GPU()                                                            \
+  do {                                                                                      \
+    if (unimem::device_count() == 0)                                                        \
+      GTEST_SKIP() << "no GPU: unimem::device_count() == 0 (" << unimem::backend_name() << ")"; \
+    (void)unimem::mpi::use_local_device();                                                  \
+  } while (0)
+
+__global__ void fill_index(int* p, std::size_t n, int seed) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) p[i] = static_cast<int>(i * 7 + 1) ^ (seed << 20);
+}
+__global__ void slow_fill(int* p, std::size_t n, int seed, long long spin) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const long long start = clock64();
+  while (clock64() - start < spin) {
+  }
+  p[i] = static_cast<int>(i * 7 + 1) ^ (seed << 20);
+}
+__global__ void check_index(const int* p, std::size_t n, int seed, unsigned* wrong) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n && p[i] != (static_cast<int>(i * 7 + 1) ^ (seed << 20))) atomicAdd(wrong, 1u);
+}
+
+/// How many elements of a GPU-readable range differ from pattern(n, seed), counted on the GPU.
+template <class R>
+unsigned wrong_on_gpu(const R& r, std::size_t n, int seed, unimem::stream& s) {
+  unimem::managed_buffer<unsigned> wrong(1, 0u);
+  unimem::launch(check_index, unimem::grid_for(n).on(s), r, n, seed, wrong);
+  s.synchronize();
+  return wrong[0];
+}
+
+TEST(MpiGpu, ManagedWrittenByAKernelArrivesOnEveryPath) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  const std::size_t n = (std::size_t{3} << 20) + 17;  // 12 MiB: chunked at 4 MiB
+  for (auto policy : {unimem::mpi::managed_path::automatic, unimem::mpi::managed_path::staged,
+                      unimem::mpi::managed_path::host}) {
+    const scoped_settings set(std::size_t{4} << 20, policy);
+    unimem::stream s;
+    unimem::managed_buffer<int> out(n), in(n);
+    unimem::launch(fill_index, unimem::grid_for(n).on(s), unimem::out(out), n, 40 + rank());
+    unimem::launch(fill_index, unimem::grid_for(n).on(s), unimem::out(in), n, 0);  // on the GPU
+    const auto st = unimem::mpi::sendrecv(out, peer(), 41, in, peer(), 41, MPI_COMM_WORLD, s);
+    EXPECT_EQ(st.count, n);
+    EXPECT_EQ(wrong_on_gpu(in, n, 40 + peer(), s), 0u) << static_cast<int>(policy);
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < n; ++i) bad += in[i] != (static_cast<int>(i * 7 + 1) ^ ((40 + peer()) << 20));
+    EXPECT_EQ(bad, 0u) << "read by the CPU";
+  }
+}
+
+TEST(MpiGpu, DeviceBuffersAreStagedNeverHandedToMpi) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  ASSERT_FALSE(unimem::mpi::current_gpu_awareness().device_pointers)
+      << "this test is about an MPI without GPU support";
+  for (std::size_t chunk : {std::size_t{64} << 10, std::size_t{4} << 20}) {
+    const scoped_settings set(chunk);
+    const std::size_t n = (std::size_t{1} << 21) + 3;  // 8 MiB
+    unimem::stream s;
+    unimem::device_buffer<int> out(n), in(n);
+    unimem::launch(fill_index, unimem::grid_for(n).on(s), out, n, 50 + rank());
+    unimem::mpi::request rx = unimem::mpi::irecv(in, peer(), 51, MPI_COMM_WORLD, s);
+    unimem::mpi::request tx = unimem::mpi::isend(out, peer(), 51, MPI_COMM_WORLD, s);
+    unimem::mpi::wait_all(tx, rx);
+    EXPECT_EQ(wrong_on_gpu(in, n, 50 + peer(), s), 0u) << chunk;
+    // A view of device memory: the runtime names its kind, and it is staged too.
+    unimem::view<int> v(in.data(), n);
+    EXPECT_EQ(unimem::mpi::detail::span_of(v).kind, memory::device);
+    unimem::mpi::sendrecv(unimem::view<const int>(out.data(), n), peer(), 52, v, peer(), 52,
+                          MPI_COMM_WORLD, s);
+    EXPECT_EQ(wrong_on_gpu(in, n, 50 + peer(), s), 0u);
+  }
+}
+
+TEST(MpiGpu, EveryPairOfKindsExchanges) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  const std::size_t n = 300000;
+  unimem::stream s;
+  unimem::managed_buffer<int> m(n);
+  unimem::device_buffer<int> d(n);
+  unimem::pinned_buffer<int> p(n);
+  std::vector<int> h(n);
+  // Rank 0 sends from each kind in turn, rank 1 receives into each kind.
+  const int seeds[4] = {61, 62, 63, 64};
+  for (int from = 0; from < 4; ++from) {
+    for (int to = 0; to < 4; ++to) {
+      const int tag = 60 + from * 4 + to;
+      const int seed = seeds[from];
+      if (rank() == 0) {
+        switch (from) {
+          case 0: unimem::launch(fill_index, unimem::grid_for(n).on(s), unimem::out(m), n, seed);
+                  unimem::mpi::send(m, 1, tag, MPI_COMM_WORLD, s); break;
+          case 1: unimem::launch(fill_index, unimem::grid_for(n).on(s), d, n, seed);
+                  unimem::mpi::send(d, 1, tag, MPI_COMM_WORLD, s); break;
+          case 2: unimem::launch(fill_index, unimem::grid_for(n).on(s), p, n, seed);
+                  unimem::mpi::send(p, 1, tag, MPI_COMM_WORLD, s); break;
+          default: h = pattern(n, seed); unimem::mpi::send(h, 1, tag, MPI_COMM_WORLD, s); break;
+        }
+      } else {
+        unsigned wrong = 0;
+        switch (to) {
+          case 0: unimem::mpi::recv(m, 0, tag, MPI_COMM_WORLD, s); wrong = wrong_on_gpu(m, n, seed, s); break;
+          case 1: unimem::mpi::recv(d, 0, tag, MPI_COMM_WORLD, s); wrong = wrong_on_gpu(d, n, seed, s); break;
+          case 2: unimem::mpi::recv(p, 0, tag, MPI_COMM_WORLD, s); wrong = wrong_on_gpu(p, n, seed, s); break;
+          default: unimem::mpi::recv(h, 0, tag, MPI_COMM_WORLD, s);
+                   wrong = h == pattern(n, seed) ? 0u : 1u; break;
+        }
+        EXPECT_EQ(wrong, 0u) << "from kind " << from << " to kind " << to;
+      }
+    }
+  }
+}
+
+TEST(MpiGpu, WithoutAStreamEveryGpusWorkIsDoneFirst) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  const std::size_t n = 1 << 16;
+  unimem::stream busy(unimem::stream::flags::non_blocking);
+  unimem::device_buffer<int> d(n);
+  unimem::pinned_buffer<int> p(n);
+  // A slow kernel on a non-blocking stream writes the buffers; send() without a stream must
+  // wait for it (the legacy default stream would not).
+  const long long spin = 20000000;  // about 10 ms at 2 GHz
+  unimem::launch(slow_fill, unimem::grid_for(n).on(busy), d, n, 70 + rank(), spin);
+  unimem::launch(slow_fill, unimem::grid_for(n).on(busy), p, n, 80 + rank(), spin);
+  unimem::device_buffer<int> din(n);
+  std::vector<int> hin(n);
+  unimem::mpi::sendrecv(d, peer(), 71, din, peer(), 71);
+  unimem::mpi::sendrecv(p, peer(), 72, hin, peer(), 72);
+  unimem::stream s;
+  EXPECT_EQ(wrong_on_gpu(din, n, 70 + peer(), s), 0u);
+  EXPECT_EQ(hin, pattern(n, 80 + peer()));
+}
+
+TEST(MpiGpu, AllreduceOverDeviceAndManagedMemory) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  const std::size_t n = 1 << 20;
+  unimem::stream s;
+  unimem::managed_buffer<double> m(n, 1.0 + rank());
+  unimem::prefetch(m, unimem::location::device(unimem::device::current().id()), s);
+  unimem::mpi::allreduce(m, MPI_SUM, MPI_COMM_WORLD, s);
+  EXPECT_EQ(m[n - 1], 3.0);
+  unimem::device_buffer<double> d(n), r(n);
+  unimem::fill(d, 2.0 * (rank() + 1));
+  unimem::mpi::allreduce(d, r, MPI_MAX, MPI_COMM_WORLD, s);
+  std::vector<double> back(n);
+  unimem::copy(back, r);
+  EXPECT_EQ(back[0], 4.0);
+  EXPECT_EQ(back[n - 1], 4.0);
+}
+
+}  // namespace

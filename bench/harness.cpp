@@ -11,6 +11,8 @@ namespace {
 
 std::vector<row> g_rows;
 
+}  // namespace
+
 stats summarize(std::vector<double> v) {
   stats s;
   if (v.empty()) return s;
@@ -21,8 +23,6 @@ stats summarize(std::vector<double> v) {
   s.max = v.back();
   return s;
 }
-
-}  // namespace
 
 void add_row(const std::string& section, const std::string& strategy, const std::string& impl,
              const std::string& metric, const std::string& unit, const std::vector<double>& v) {

@@ -56,6 +56,9 @@ struct stats {
   double median = 0, min = 0, max = 0;
 };
 
+/// @brief The median, minimum and maximum of v (zeros when empty).
+stats summarize(std::vector<double> v);
+
 /// @brief One line of the table: a metric of one strategy, one implementation.
 struct row {
   std::string section, strategy, impl, metric, unit;

@@ -138,3 +138,35 @@ inline void raw_advise(const void* p, std::size_t bytes, Advice a, int device) {
 #endif
 #endif
 }
+
+/// n elements of T in the current device's memory (any trivially copyable T).
+template <class T>
+T* raw_device_array(std::size_t n) {
+  T* p = nullptr;
+  RAW_CHECK(RAW(Malloc)(reinterpret_cast<void**>(&p), n * sizeof(T)));
+  return p;
+}
+
+/// n elements of T in pinned (page-locked) host memory.
+template <class T>
+T* raw_pinned_array(std::size_t n) {
+  T* p = nullptr;
+#if defined(UNIMEM_BACKEND_HIP)
+  RAW_CHECK(hipHostMalloc(reinterpret_cast<void**>(&p), n * sizeof(T), 0));
+#else
+  RAW_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(T)));
+#endif
+  return p;
+}
+
+/// Frees device memory of any element type.
+inline void raw_free_device(void* p) { RAW_CHECK(RAW(Free)(p)); }
+
+/// Frees pinned host memory of any element type.
+inline void raw_free_host(void* p) {
+#if defined(UNIMEM_BACKEND_HIP)
+  RAW_CHECK(hipHostFree(p));
+#else
+  RAW_CHECK(cudaFreeHost(p));
+#endif
+}

@@ -1,0 +1,842 @@
+// unimem-mpi-bench: unimem::mpi against MPI written by hand, two ranks with one GPU each.
+// Run: mpiexec -n 2 unimem-mpi-bench [--iterations N] [--cols N] [--rows N] [--reps N]
+// [--max-mib N] [--only halo,bandwidth,awareness] [--csv FILE] [--quick]. Rank 0 prints.
+//
+//   awareness  what unimem::mpi found: GPU-aware or not (and who said so), the MPI library,
+//              chunk_bytes, the managed path, the ranks and their GPUs.
+//   halo       the halo exchange of a 2-D Jacobi grid split between the two ranks (periodic:
+//              each rank's top and bottom neighbour is the other rank): every iteration a
+//              kernel updates the two boundary rows from the ghost rows, then each rank sends
+//              its two boundary rows and receives its two ghost rows. unimem: views of a
+//              managed_buffer (prefetched to the GPU) or of a device_buffer grid, exchanged with
+//              unimem::mpi::sendrecv on the kernel's stream. raw: a cudaMalloc/hipMalloc grid,
+//              pinned staging rows allocated once, D2H copies, stream synchronize,
+//              MPI_Sendrecv, H2D copies, stream synchronize. Target: unimem <= 1.05 x raw.
+//   bandwidth  ping-pong 4 KiB .. --max-mib (powers of 4), GB/s = 2 x size / round trip, for
+//              managed (prefetched to the GPU), device and pinned buffers through unimem::mpi,
+//              and raw MPI on pinned memory and hand-staged device memory.
+//
+// The data is checked: the halo grids against a host model of the exchange, every ping-pong
+// size by a pattern sent each way. Exit status: 0 done (targets met or not: the last line
+// says), 1 wrong rank count, bad options or a wrong result, 2 no GPU on some rank.
+#include <unimem/mpi.hpp>
+
+#include "harness.hpp"
+#include "raw_runtime.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace um = unimem::mpi;
+using clock_type = std::chrono::steady_clock;
+
+// ---------------------------------------------------------------------------------- kernels
+
+/// The halo iteration's GPU work on a grid of rows + 2 rows of `cols` (row 0 and row rows + 1
+/// are the ghost rows): each boundary row becomes its ghost row plus one. Every element is
+/// read and written by one thread only; with exact integers in doubles, the values after N
+/// iterations are known exactly (halo_model).
+__global__ void halo_edges(double* g, std::size_t cols, std::size_t rows) {
+  const std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (j >= cols) return;
+  g[cols + j] = g[j] + 1.0;                                  // top row from the top ghost
+  g[rows * cols + j] = g[(rows + 1) * cols + j] + 1.0;       // bottom row from the bottom ghost
+}
+
+/// p[i] = base + i.
+__global__ void pattern_fill(double* p, std::size_t n, double base) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += stride) {
+    p[i] = base + static_cast<double>(i);
+  }
+}
+
+/// *bad += the elements with p[i] != base + i.
+__global__ void pattern_check(const double* p, std::size_t n, double base,
+                              unsigned long long* bad) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  unsigned long long wrong = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += stride) {
+    wrong += p[i] != base + static_cast<double>(i);
+  }
+  if (wrong != 0) atomicAdd(bad, wrong);
+}
+
+// ---------------------------------------------------------------------------------- options
+
+struct options {
+  std::size_t cols = 8192;    ///< doubles per grid row
+  std::size_t rows = 16;      ///< interior rows of the grid per rank
+  int iterations = 1000;      ///< timed halo iterations per repetition
+  int reps = 5;               ///< repetitions (the median is reported)
+  std::size_t max_mib = 1024; ///< the largest ping-pong message
+  std::string only;           ///< ",a,b,": only these sections (empty: all)
+  std::string csv;
+  bool help = false;
+};
+
+const char* const usage =
+    "usage: mpiexec -n 2 unimem-mpi-bench [--iterations N] [--cols N] [--rows N] [--reps N]\n"
+    "                                     [--max-mib N] [--only SECTION,...] [--csv FILE] "
+    "[--quick]\n"
+    "  sections: awareness, halo, bandwidth (default: all)\n"
+    "  --iterations  timed halo iterations per repetition (1000)\n"
+    "  --cols        doubles per halo row (8192)\n"
+    "  --rows        interior grid rows per rank (16, at least 2)\n"
+    "  --reps        repetitions; medians are reported (5)\n"
+    "  --max-mib     the largest ping-pong message in MiB (1024; sizes from 4 KiB in powers "
+    "of 4)\n"
+    "  --quick       --iterations 200 --reps 3 --max-mib 16\n";
+
+/// Parses the command line the same way on every rank; an empty string means fine.
+std::string parse(int argc, char** argv, options& o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    auto number = [&](long long lo, long long hi, long long& out) -> std::string {
+      if (!has_value) return a + " needs a value";
+      const char* v = argv[++i];
+      char* end = nullptr;
+      const long long x = std::strtoll(v, &end, 10);
+      if (end == v || *end != '\0' || x < lo || x > hi) {
+        return a + " " + v + ": expected a number from " + std::to_string(lo) + " to " +
+               std::to_string(hi);
+      }
+      out = x;
+      return {};
+    };
+    long long x = 0;
+    std::string e;
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+    } else if (a == "--iterations") {
+      if ((e = number(1, 100000000, x)).empty()) o.iterations = static_cast<int>(x);
+    } else if (a == "--cols") {
+      if ((e = number(1, 1 << 26, x)).empty()) o.cols = static_cast<std::size_t>(x);
+    } else if (a == "--rows") {
+      if ((e = number(2, 1 << 20, x)).empty()) o.rows = static_cast<std::size_t>(x);
+    } else if (a == "--reps") {
+      if ((e = number(1, 1000, x)).empty()) o.reps = static_cast<int>(x);
+    } else if (a == "--max-mib") {
+      if ((e = number(1, 8192, x)).empty()) o.max_mib = static_cast<std::size_t>(x);
+    } else if (a == "--only") {
+      if (!has_value) return a + " needs a value";
+      o.only = std::string(",") + argv[++i] + ",";
+      std::size_t at = 1;
+      while (at < o.only.size()) {
+        const std::size_t comma = o.only.find(',', at);
+        const std::string name = o.only.substr(at, comma - at);
+        if (name != "awareness" && name != "halo" && name != "bandwidth") {
+          return "--only: unknown section '" + name + "' (awareness, halo, bandwidth)";
+        }
+        at = comma + 1;
+      }
+    } else if (a == "--csv") {
+      if (!has_value) return a + " needs a value";
+      o.csv = argv[++i];
+    } else if (a == "--quick") {
+      o.iterations = 200;
+      o.reps = 3;
+      o.max_mib = 16;
+    } else {
+      return "unknown option " + a;
+    }
+    if (!e.empty()) return e;
+  }
+  if (o.rows * o.cols > (std::size_t{1} << 28)) return "--rows x --cols: the grid is over 2 GiB";
+  return {};
+}
+
+bool selected(const options& o, const char* section) {
+  return o.only.empty() || o.only.find(std::string(",") + section + ",") != std::string::npos;
+}
+
+// ---------------------------------------------------------------------------------- MPI, results
+
+int g_rank = 0;
+
+/// A wrong result both ranks know of (decided together): they stop without MPI_Abort.
+struct wrong_result : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void mpi_failed(int rc, const char* call, const char* file, int line) {
+  char text[MPI_MAX_ERROR_STRING + 1] = {};
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  std::fprintf(stderr, "unimem-mpi-bench: rank %d: %s failed: %s (%s:%d)\n", g_rank, call, text,
+               file, line);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  std::exit(3);
+}
+
+// MPI called by hand (the raw baselines and the benchmark's own coordination).
+#define BENCH_MPI(call)                                            \
+  do {                                                             \
+    const int bench_rc_ = (call);                                  \
+    if (bench_rc_ != MPI_SUCCESS) mpi_failed(bench_rc_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+/// One CSV row: section,name,size_bytes,value,unit.
+struct result {
+  std::string section, name;
+  std::size_t bytes;
+  double value;
+  std::string unit;
+};
+std::vector<result> g_results;
+int g_ratios = 0, g_met = 0;
+
+void record(const char* section, const std::string& name, std::size_t bytes, double value,
+            const char* unit) {
+  g_results.push_back({section, name, bytes, value, unit});
+}
+
+/// Prints "label ratio" and, with a target, MET or MISSED (counted for the last line).
+void print_ratio(const std::string& label, double r, double at_most) {
+  if (at_most > 0) {
+    const bool ok = r <= at_most;
+    ++g_ratios;
+    g_met += ok;
+    if (g_rank == 0) {
+      std::printf("  %-58s %8.3f  (target <= %.2f) %s\n", label.c_str(), r, at_most,
+                  ok ? "MET" : "MISSED");
+    }
+  } else if (g_rank == 0) {
+    std::printf("  %-58s %8.3f\n", label.c_str(), r);
+  }
+}
+
+using unimem_bench::stats;
+using unimem_bench::summarize;
+
+/// Runs f() on both ranks from a barrier; the seconds of the slower rank.
+template <class F>
+double timed(F&& f) {
+  BENCH_MPI(MPI_Barrier(MPI_COMM_WORLD));
+  const auto t0 = clock_type::now();
+  f();
+  const double mine = std::chrono::duration<double>(clock_type::now() - t0).count();
+  double slowest = 0;
+  BENCH_MPI(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  return slowest;
+}
+
+/// The sum of `mine` over both ranks (results checked on each rank, judged together).
+unsigned long long sum_over_ranks(unsigned long long mine) {
+  unsigned long long all = 0;
+  BENCH_MPI(MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
+  return all;
+}
+
+std::string size_text(std::size_t bytes) {
+  char b[32];
+  if (bytes >= (std::size_t{1} << 30) && bytes % (std::size_t{1} << 30) == 0) {
+    std::snprintf(b, sizeof b, "%zu GiB", bytes >> 30);
+  } else if (bytes >= (std::size_t{1} << 20) && bytes % (std::size_t{1} << 20) == 0) {
+    std::snprintf(b, sizeof b, "%zu MiB", bytes >> 20);
+  } else if (bytes % 1024 == 0) {
+    std::snprintf(b, sizeof b, "%zu KiB", bytes >> 10);
+  } else {
+    std::snprintf(b, sizeof b, "%zu B", bytes);
+  }
+  return b;
+}
+
+const char* to_string(um::managed_path m) {
+  switch (m) {
+    case um::managed_path::automatic: return "automatic";
+    case um::managed_path::staged: return "staged";
+    case um::managed_path::host: return "host";
+  }
+  return "?";
+}
+
+/// This rank's place: what the awareness section prints and the GPU-sharing check reads.
+struct rank_info {
+  char host[MPI_MAX_PROCESSOR_NAME + 1];
+  char gpu[256];
+  int device;
+};
+
+// ---------------------------------------------------------------------------------- awareness
+
+void awareness(const std::vector<rank_info>& ranks) {
+  const um::gpu_awareness a = um::current_gpu_awareness();
+  const um::settings st = um::current_settings();
+  char library[MPI_MAX_LIBRARY_VERSION_STRING + 1] = {};
+  int length = 0;
+  BENCH_MPI(MPI_Get_library_version(library, &length));
+  int major = 0, minor = 0;
+  BENCH_MPI(MPI_Get_version(&major, &minor));
+  record("awareness", "device_pointers", 0, a.device_pointers ? 1 : 0, "bool");
+  record("awareness", "chunk_bytes", 0, static_cast<double>(st.chunk_bytes), "bytes");
+  record("awareness", "ranks", 0, static_cast<double>(ranks.size()), "count");
+  if (g_rank != 0) return;
+  // The library string may span lines and end in a newline: print its lines indented.
+  std::string lib(library, static_cast<std::size_t>(std::max(0, length)));
+  while (!lib.empty() && (lib.back() == '\n' || lib.back() == '\0' || lib.back() == ' ')) {
+    lib.pop_back();
+  }
+  for (std::size_t p = lib.find('\n'); p != std::string::npos; p = lib.find('\n', p + 1)) {
+    lib.insert(p + 1, std::string(26, ' '));
+  }
+  std::printf("== awareness\n");
+  std::printf("  %-22s %s (GPU-aware MPI: %s; source: %s)\n", "device_pointers",
+              a.device_pointers ? "true" : "false", a.device_pointers ? "yes" : "no", a.source);
+  std::printf("  %-22s %s\n", "MPI library", lib.c_str());
+  std::printf("  %-22s %d.%d\n", "MPI standard", major, minor);
+  std::printf("  %-22s %zu (%s)\n", "chunk_bytes", st.chunk_bytes,
+              size_text(st.chunk_bytes).c_str());
+  std::printf("  %-22s %s\n", "managed path", to_string(st.managed));
+  std::printf("  %-22s %s\n", "backend", unimem::backend_name());
+  std::printf("  %-22s %zu\n", "ranks", ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    std::printf("  %-22s %s, GPU %d: %s\n", ("rank " + std::to_string(r)).c_str(),
+                ranks[r].host, ranks[r].device, ranks[r].gpu);
+  }
+}
+
+// ---------------------------------------------------------------------------------- halo
+
+/// The grid's initial value at (row, col) on rank r: rows 0, 1, rows and rows + 1 (top
+/// ghost, top, bottom, bottom ghost) are 1e6 (1 + 4 r + slot) + col; the others 0.
+double halo_initial(int r, std::size_t row, std::size_t rows, std::size_t col) {
+  int slot = -1;
+  if (row == 0) slot = 0;
+  else if (row == 1) slot = 1;
+  else if (row == rows) slot = 2;
+  else if (row == rows + 1) slot = 3;
+  if (slot < 0) return 0.0;
+  return 1e6 * (1 + 4 * r + slot) + static_cast<double>(col);
+}
+
+/// Column 0 of rank `r`'s four halo rows after `n` iterations (kernel, then the exchange),
+/// computed on the host; column j is that plus j.
+void halo_model(int r, long long n, double out[4]) {
+  double s[2][4];
+  for (int k = 0; k < 2; ++k) {
+    for (int slot = 0; slot < 4; ++slot) s[k][slot] = 1e6 * (1 + 4 * k + slot);
+  }
+  for (long long i = 0; i < n; ++i) {
+    for (int k = 0; k < 2; ++k) {
+      s[k][1] = s[k][0] + 1.0;  // top row from the top ghost
+      s[k][2] = s[k][3] + 1.0;  // bottom row from the bottom ghost
+    }
+    for (int k = 0; k < 2; ++k) {
+      const int p = 1 - k;
+      s[k][3] = s[p][1];  // bottom ghost: the other rank's top row
+      s[k][0] = s[p][2];  // top ghost: the other rank's bottom row
+    }
+  }
+  for (int slot = 0; slot < 4; ++slot) out[slot] = s[r][slot];
+}
+
+/// The elements of the four halo rows of `grid` (host copy) that differ from the model.
+std::size_t halo_wrong(const std::vector<double>& grid, std::size_t rows, std::size_t cols,
+                       long long n) {
+  double m[4];
+  halo_model(g_rank, n, m);
+  const std::size_t at[4] = {0, 1, rows, rows + 1};
+  std::size_t wrong = 0;
+  for (int slot = 0; slot < 4; ++slot) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      wrong += grid[at[slot] * cols + j] != m[slot] + static_cast<double>(j);
+    }
+  }
+  return wrong;
+}
+
+void halo(const options& o, int device_id) {
+  const std::size_t C = o.cols, R = o.rows, total = (R + 2) * C, row_bytes = C * sizeof(double);
+  const int peer = 1 - g_rank;
+  const int warm = std::max(10, o.iterations / 10);
+  const unsigned blocks = static_cast<unsigned>((C + 255) / 256);
+  const bool aware = um::current_gpu_awareness().device_pointers;
+  if (g_rank == 0) {
+    std::printf("\n== halo: 2 rows of %zu doubles (%s each) each way per iteration; grid %zu x "
+                "%zu per rank; %d iterations after %d of warm-up, median of %d\n",
+                C, size_text(row_bytes).c_str(), R + 2, C, o.iterations, warm, o.reps);
+    std::printf("   (MPI %s GPU-aware: unimem::mpi %s)\n", aware ? "is" : "is not",
+                aware ? "hands it the GPU pointers" : "stages through pinned buffers");
+  }
+
+  std::vector<double> init(total);
+  for (std::size_t r = 0; r < R + 2; ++r) {
+    for (std::size_t j = 0; j < C; ++j) init[r * C + j] = halo_initial(g_rank, r, R, j);
+  }
+
+  // unimem: one stream for both grids' kernels and exchanges.
+  unimem::stream s(unimem::stream::flags::non_blocking);
+  const auto cfg = unimem::grid_for(C).on(s);
+  unimem::managed_buffer<double> mg(init.begin(), init.end());  // written on the CPU, then
+  (void)mg.prefetch(unimem::location::device(device_id), s);    // moved to the GPU
+  unimem::device_buffer<double> dg(init.begin(), init.end());
+  s.synchronize();
+  auto unimem_iteration = [&](auto& grid) {
+    auto v = grid.view();
+    unimem::launch(halo_edges, cfg, grid, C, R);
+    // Top row -> the other rank's bottom ghost; bottom row -> the other rank's top ghost.
+    (void)um::sendrecv(v.subview(C, C), peer, 0, v.subview((R + 1) * C, C), peer, 0,
+                       MPI_COMM_WORLD, s);
+    (void)um::sendrecv(v.subview(R * C, C), peer, 1, v.subview(0, C), peer, 1, MPI_COMM_WORLD,
+                       s);
+  };
+  auto managed_iteration = [&] { unimem_iteration(mg); };
+  auto device_iteration = [&] { unimem_iteration(dg); };
+  auto unimem_sync = [&] { s.synchronize(); };
+
+  // raw: what an expert writes without unimem.
+  raw_stream_t rs = nullptr;
+  RAW_CHECK(RAW(StreamCreateWithFlags)(&rs, RAW(StreamNonBlocking)));
+  double* rg = raw_device_array<double>(total);
+  RAW_CHECK(RAW(Memcpy)(rg, init.data(), total * sizeof(double), RAW_H2D));
+  double* send_top = raw_pinned_array<double>(C);
+  double* send_bottom = raw_pinned_array<double>(C);
+  double* recv_top = raw_pinned_array<double>(C);
+  double* recv_bottom = raw_pinned_array<double>(C);
+  const int count = static_cast<int>(C);
+  auto raw_iteration = [&] {
+    halo_edges<<<blocks, 256, 0, rs>>>(rg, C, R);
+    RAW_CHECK(RAW(MemcpyAsync)(send_top, rg + C, row_bytes, RAW_D2H, rs));
+    RAW_CHECK(RAW(MemcpyAsync)(send_bottom, rg + R * C, row_bytes, RAW_D2H, rs));
+    RAW_CHECK(RAW(StreamSynchronize)(rs));  // the kernel ran and the rows are in pinned memory
+    BENCH_MPI(MPI_Sendrecv(send_top, count, MPI_DOUBLE, peer, 0, recv_bottom, count, MPI_DOUBLE,
+                           peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    BENCH_MPI(MPI_Sendrecv(send_bottom, count, MPI_DOUBLE, peer, 1, recv_top, count, MPI_DOUBLE,
+                           peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    RAW_CHECK(RAW(MemcpyAsync)(rg + (R + 1) * C, recv_bottom, row_bytes, RAW_H2D, rs));
+    RAW_CHECK(RAW(MemcpyAsync)(rg, recv_top, row_bytes, RAW_H2D, rs));
+    RAW_CHECK(RAW(StreamSynchronize)(rs));  // the ghost rows are in place, recv_* reusable
+  };
+  auto raw_sync = [&] {
+    RAW_CHECK(RAW(GetLastError)());  // a launch the runtime refused
+    RAW_CHECK(RAW(StreamSynchronize)(rs));
+  };
+
+  // One timed block: warm-up, both ranks at a barrier, the iterations, the stream drained.
+  long long done[3] = {0, 0, 0};
+  auto block = [&](auto& iterate, auto& sync, long long& n) {
+    for (int i = 0; i < warm; ++i) iterate();
+    sync();
+    n += warm;
+    const double t = timed([&] {
+      for (int i = 0; i < o.iterations; ++i) iterate();
+      sync();
+    });
+    n += o.iterations;
+    return t * 1e6 / o.iterations;
+  };
+  std::vector<double> us[3];
+  for (int rep = 0; rep < o.reps; ++rep) {  // interleaved, so that drift hits all three alike
+    us[0].push_back(block(managed_iteration, unimem_sync, done[0]));
+    us[1].push_back(block(device_iteration, unimem_sync, done[1]));
+    us[2].push_back(block(raw_iteration, raw_sync, done[2]));
+  }
+
+  // The data: every grid's halo rows against the model after its iterations.
+  std::vector<double> host(total);
+  s.synchronize();
+  std::copy(mg.begin(), mg.end(), host.begin());
+  std::size_t wrong[3];
+  wrong[0] = halo_wrong(host, R, C, done[0]);
+  unimem::copy(host, dg);
+  wrong[1] = halo_wrong(host, R, C, done[1]);
+  RAW_CHECK(RAW(Memcpy)(host.data(), rg, total * sizeof(double), RAW_D2H));
+  wrong[2] = halo_wrong(host, R, C, done[2]);
+  unsigned long long all_wrong[3];
+  for (int k = 0; k < 3; ++k) all_wrong[k] = sum_over_ranks(wrong[k]);
+
+  raw_free_host(send_top);
+  raw_free_host(send_bottom);
+  raw_free_host(recv_top);
+  raw_free_host(recv_bottom);
+  raw_free_device(rg);
+  RAW_CHECK(RAW(StreamDestroy)(rs));
+
+  const char* names[3] = {"unimem-managed", "unimem-device", "raw-device-staged"};
+  const char* what[3] = {"unimem, managed_buffer grid (on the GPU)", "unimem, device_buffer grid",
+                         "raw, device grid + pinned staging"};
+  stats st[3];
+  if (g_rank == 0) std::printf("  %-58s %10s %10s %10s\n", "per iteration", "median", "min", "max");
+  for (int k = 0; k < 3; ++k) {
+    st[k] = summarize(us[k]);
+    record("halo", names[k], row_bytes, st[k].median, "us");
+    if (g_rank == 0) {
+      std::printf("  %-58s %10.2f %10.2f %10.2f  us%s\n", what[k], st[k].median, st[k].min,
+                  st[k].max, all_wrong[k] != 0 ? "  WRONG DATA" : "");
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    if (all_wrong[k] != 0) {
+      if (g_rank == 0) {
+        std::fprintf(stderr, "unimem-mpi-bench: WRONG RESULT: halo %s: %llu elements differ from "
+                     "the model\n", names[k], all_wrong[k]);
+      }
+      throw wrong_result("wrong halo data");
+    }
+  }
+  const double rm = st[0].median / st[2].median, rd = st[1].median / st[2].median;
+  record("halo", "ratio unimem-managed/raw", row_bytes, rm, "ratio");
+  record("halo", "ratio unimem-device/raw", row_bytes, rd, "ratio");
+  print_ratio("halo: unimem managed_buffer / raw", rm, 1.05);
+  print_ratio("halo: unimem device_buffer / raw", rd, 1.05);
+}
+
+// ---------------------------------------------------------------------------------- bandwidth
+
+/// The ping-pong sizes: 4 KiB, 16 KiB, ... up to --max-mib, and --max-mib itself.
+std::vector<std::size_t> ping_pong_sizes(const options& o) {
+  const std::size_t most = o.max_mib << 20;
+  std::vector<std::size_t> v;
+  for (std::size_t b = 4096; b <= most; b *= 4) v.push_back(b);
+  if (v.empty() || v.back() != most) v.push_back(most);
+  return v;
+}
+
+/// Round trips per timed block: about 256 MiB each way, from 2 to 1000.
+int rounds_for(std::size_t bytes) {
+  const std::size_t r = (std::size_t{256} << 20) / bytes;
+  return static_cast<int>(std::min<std::size_t>(1000, std::max<std::size_t>(2, r)));
+}
+
+/// Fills and checks patterns in any memory a kernel can reach, on its own stream, waited for.
+class checker {
+ public:
+  checker() {
+    RAW_CHECK(RAW(StreamCreateWithFlags)(&s_, RAW(StreamNonBlocking)));
+    bad_ = raw_device_array<unsigned long long>(1);
+  }
+  checker(const checker&) = delete;
+  checker& operator=(const checker&) = delete;
+  ~checker() {
+    raw_free_device(bad_);
+    (void)RAW(StreamDestroy)(s_);
+  }
+  void fill(double* p, std::size_t n, double base) {
+    pattern_fill<<<1024, 256, 0, s_>>>(p, n, base);
+    RAW_CHECK(RAW(GetLastError)());
+    RAW_CHECK(RAW(StreamSynchronize)(s_));
+  }
+  unsigned long long wrong(const double* p, std::size_t n, double base) {
+    unsigned long long bad = 0;
+    RAW_CHECK(RAW(MemsetAsync)(bad_, 0, sizeof bad, s_));
+    pattern_check<<<1024, 256, 0, s_>>>(p, n, base, bad_);
+    RAW_CHECK(RAW(GetLastError)());
+    RAW_CHECK(RAW(MemcpyAsync)(&bad, bad_, sizeof bad, RAW_D2H, s_));
+    RAW_CHECK(RAW(StreamSynchronize)(s_));
+    return bad;
+  }
+
+ private:
+  raw_stream_t s_ = nullptr;
+  unsigned long long* bad_ = nullptr;
+};
+
+/// One column of the table: GB/s at every size (the median of the repetitions).
+/// `data` is the column's buffer (any memory a kernel reaches), send(n) and recv(n) move its
+/// first n doubles to and from the other rank, before_block() runs before each timed block.
+template <class Send, class Recv, class Before>
+std::vector<double> bandwidth_column(const options& o, const char* name, double* data,
+                                     checker& check, Send&& send, Recv&& recv,
+                                     Before&& before_block) {
+  const std::vector<std::size_t> sizes = ping_pong_sizes(o);
+  std::vector<double> gbps;
+  int index = 0;
+  for (const std::size_t bytes : sizes) {
+    const std::size_t n = bytes / sizeof(double);
+    ++index;
+    if (g_rank == 0) {
+      std::fprintf(stderr, "\r[bandwidth] %-18s %-8s", name, size_text(bytes).c_str());
+      std::fflush(stderr);
+    }
+    // The data, each way (and the first warm-up): rank 0 sends a pattern, rank 1 checks it and
+    // answers with another one, which rank 0 checks.
+    const double there = 1e9 * index, back = there + 5e8;
+    unsigned long long wrong = 0;
+    before_block();
+    if (g_rank == 0) {
+      check.fill(data, n, there);
+      send(n);
+      recv(n);
+      wrong = check.wrong(data, n, back);
+    } else {
+      check.fill(data, n, -1.0);
+      recv(n);
+      wrong = check.wrong(data, n, there);
+      check.fill(data, n, back);
+      send(n);
+    }
+    const unsigned long long all = sum_over_ranks(wrong);
+    if (all != 0) {
+      if (g_rank == 0) {
+        std::fprintf(stderr, "\nunimem-mpi-bench: WRONG RESULT: bandwidth %s %s: %llu elements "
+                     "differ\n", name, size_text(bytes).c_str(), all);
+      }
+      throw wrong_result("wrong ping-pong data");
+    }
+    // Rank 0 sends and receives back; rank 1 receives and sends back.
+    auto round_trips = [&](int rounds) {
+      for (int r = 0; r < rounds; ++r) {
+        if (g_rank == 0) {
+          send(n);
+          recv(n);
+        } else {
+          recv(n);
+          send(n);
+        }
+      }
+    };
+    const int rounds = rounds_for(bytes);
+    round_trips(std::max(2, rounds / 10));
+    std::vector<double> v;
+    for (int rep = 0; rep < o.reps; ++rep) {
+      before_block();
+      const double t = timed([&] { round_trips(rounds); });
+      v.push_back(2.0 * static_cast<double>(bytes) * rounds / t / 1e9);
+    }
+    gbps.push_back(summarize(v).median);
+    record("bandwidth", name, bytes, gbps.back(), "GB/s");
+  }
+  return gbps;
+}
+
+void bandwidth(const options& o, int device_id) {
+  const std::vector<std::size_t> sizes = ping_pong_sizes(o);
+  const std::size_t most = sizes.back() / sizeof(double);
+  const int peer = 1 - g_rank, tag = 7;
+  const int max_rounds = rounds_for(sizes.front());
+  if (g_rank == 0) {
+    std::printf("\n== bandwidth: ping-pong rank 0 <-> rank 1, GB/s = 2 x size / round trip, "
+                "%d to %d round trips per block, median of %d\n",
+                rounds_for(sizes.back()), max_rounds, o.reps);
+  }
+  checker check;
+  unimem::stream s(unimem::stream::flags::non_blocking);
+  auto nothing = [] {};
+  std::vector<std::vector<double>> cols;  // GB/s by size, one column after the other
+  // One column at a time, each buffer freed before the next: at most one message-sized buffer
+  // and its staging (plus unimem::mpi's pool, emptied after each unimem column) per rank.
+  {  // raw MPI on pinned host memory
+    double* p = raw_pinned_array<double>(most);
+    cols.push_back(bandwidth_column(
+        o, "raw-pinned", p, check,
+        [&](std::size_t n) {
+          BENCH_MPI(MPI_Send(p, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD));
+        },
+        [&](std::size_t n) {
+          BENCH_MPI(MPI_Recv(p, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE));
+        },
+        nothing));
+    raw_free_host(p);
+  }
+  {  // raw device memory staged by hand: the whole message through one pinned buffer
+    raw_stream_t rs = nullptr;
+    RAW_CHECK(RAW(StreamCreateWithFlags)(&rs, RAW(StreamNonBlocking)));
+    double* d = raw_device_array<double>(most);
+    double* h = raw_pinned_array<double>(most);
+    cols.push_back(bandwidth_column(
+        o, "raw-staged-device", d, check,
+        [&](std::size_t n) {
+          RAW_CHECK(RAW(MemcpyAsync)(h, d, n * sizeof(double), RAW_D2H, rs));
+          RAW_CHECK(RAW(StreamSynchronize)(rs));
+          BENCH_MPI(MPI_Send(h, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD));
+        },
+        [&](std::size_t n) {
+          BENCH_MPI(MPI_Recv(h, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE));
+          RAW_CHECK(RAW(MemcpyAsync)(d, h, n * sizeof(double), RAW_H2D, rs));
+          RAW_CHECK(RAW(StreamSynchronize)(rs));
+        },
+        nothing));
+    raw_free_host(h);
+    raw_free_device(d);
+    RAW_CHECK(RAW(StreamDestroy)(rs));
+  }
+  {  // unimem, pinned_buffer
+    unimem::pinned_buffer<double> b(most, unimem::uninitialized);
+    const auto v = b.view();
+    cols.push_back(bandwidth_column(
+        o, "unimem-pinned", b.data(), check,
+        [&](std::size_t n) { um::send(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
+        [&](std::size_t n) { (void)um::recv(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
+        nothing));
+  }
+  (void)um::release_staging();
+  {  // unimem, device_buffer
+    unimem::device_buffer<double> b(most, unimem::uninitialized);
+    const auto v = b.view();
+    cols.push_back(bandwidth_column(
+        o, "unimem-device", b.data(), check,
+        [&](std::size_t n) { um::send(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
+        [&](std::size_t n) { (void)um::recv(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
+        nothing));
+  }
+  (void)um::release_staging();
+  {  // unimem, managed_buffer on the GPU: prefetched there before every timed block
+    unimem::managed_buffer<double> b(
+        most, unimem::first_touch(unimem::location::device(device_id), s), unimem::uninitialized);
+    const auto v = b.view();
+    cols.push_back(bandwidth_column(
+        o, "unimem-managed", b.data(), check,
+        [&](std::size_t n) { um::send(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
+        [&](std::size_t n) { (void)um::recv(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
+        [&] {
+          (void)unimem::prefetch(v, unimem::location::device(device_id), s);
+          s.synchronize();
+        }));
+  }
+  (void)um::release_staging();
+  if (g_rank == 0) {
+    std::fprintf(stderr, "\r%-40s\r", "");
+    std::fflush(stderr);
+  }
+
+  // cols: 0 raw-pinned, 1 raw-staged-device, 2 unimem-pinned, 3 unimem-device, 4 unimem-managed
+  if (g_rank == 0) {
+    std::printf("  %9s %15s %14s %14s %11s %18s   %12s %12s\n", "size", "unimem-managed",
+                "unimem-device", "unimem-pinned", "raw-pinned", "raw-staged-device",
+                "device/raw", "pinned/raw");
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const double dev = cols[3][i] / cols[1][i], pin = cols[2][i] / cols[0][i];
+    record("bandwidth", "ratio unimem-device/raw-staged-device", sizes[i], dev, "ratio");
+    record("bandwidth", "ratio unimem-pinned/raw-pinned", sizes[i], pin, "ratio");
+    if (g_rank == 0) {
+      std::printf("  %9s %15.3f %14.3f %14.3f %11.3f %18.3f   %12.3f %12.3f\n",
+                  size_text(sizes[i]).c_str(), cols[4][i], cols[3][i], cols[2][i], cols[0][i],
+                  cols[1][i], dev, pin);
+    }
+  }
+  if (g_rank == 0) {
+    std::printf("  (device/raw: unimem-device / raw-staged-device; pinned/raw: unimem-pinned / "
+                "raw-pinned; GB/s, higher is better)\n");
+  }
+}
+
+// ---------------------------------------------------------------------------------- main
+
+void write_csv(const options& o) {
+  if (o.csv.empty() || g_rank != 0) return;
+  FILE* f = std::fopen(o.csv.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "unimem-mpi-bench: cannot write %s\n", o.csv.c_str());
+    return;
+  }
+  std::fprintf(f, "section,name,size_bytes,value,unit\n");
+  for (const result& r : g_results) {
+    std::fprintf(f, "%s,%s,%zu,%.6f,%s\n", r.section.c_str(), r.name.c_str(), r.bytes, r.value,
+                 r.unit.c_str());
+  }
+  std::fclose(f);
+  std::printf("\nCSV written to %s\n", o.csv.c_str());
+}
+
+int run(um::environment& env, int argc, char** argv) {
+  g_rank = env.rank();
+  const int size = env.size();
+  options o;
+  const std::string bad = parse(argc, argv, o);
+  if (o.help || !bad.empty()) {
+    if (g_rank == 0) {
+      if (!bad.empty()) std::fprintf(stderr, "unimem-mpi-bench: %s\n", bad.c_str());
+      std::fprintf(bad.empty() ? stdout : stderr, "%s", usage);
+    }
+    return bad.empty() ? 0 : 1;
+  }
+  if (size != 2) {
+    if (g_rank == 0) {
+      std::fprintf(stderr, "unimem-mpi-bench: needs exactly 2 ranks (mpiexec -n 2 "
+                   "unimem-mpi-bench), got %d\n", size);
+    }
+    return 1;
+  }
+
+  // A GPU per rank, decided together: every rank stops, none waits for another.
+  rank_info me{};
+  char why[1024] = {};
+  int host_length = 0, ok = 1;
+  BENCH_MPI(MPI_Get_processor_name(me.host, &host_length));
+  try {
+    const unimem::device d = um::use_local_device();
+    me.device = d.id();
+    std::snprintf(me.gpu, sizeof me.gpu, "%s", d.name().c_str());
+  } catch (const std::exception& e) {
+    ok = 0;
+    std::snprintf(why, sizeof why, "%s", e.what());
+  }
+  std::vector<char> whys(static_cast<std::size_t>(size) * sizeof why);
+  const int why_size = static_cast<int>(sizeof why);
+  BENCH_MPI(MPI_Gather(why, why_size, MPI_CHAR, whys.data(), why_size, MPI_CHAR, 0,
+                       MPI_COMM_WORLD));
+  int all_ok = 0;
+  BENCH_MPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  if (all_ok == 0) {
+    if (g_rank == 0) {
+      for (int r = 0; r < size; ++r) {
+        const char* w = whys.data() + static_cast<std::size_t>(r) * sizeof why;
+        if (*w == '\0') continue;
+        std::fprintf(stderr, "unimem-mpi-bench: needs a GPU per rank: %s", w);
+        if (r != 0) std::fprintf(stderr, " (rank %d)", r);
+        std::fprintf(stderr, "\n");
+        break;
+      }
+    }
+    return 2;
+  }
+  std::vector<rank_info> ranks(static_cast<std::size_t>(size));
+  const int info_size = static_cast<int>(sizeof me);
+  BENCH_MPI(MPI_Allgather(&me, info_size, MPI_BYTE, ranks.data(), info_size, MPI_BYTE,
+                          MPI_COMM_WORLD));
+  if (g_rank == 0) {
+    std::printf("unimem-mpi-bench: unimem %s, %s backend, 2 ranks\n", UNIMEM_VERSION_STRING,
+                unimem::backend_name());
+    if (std::strcmp(ranks[0].host, ranks[1].host) == 0 && ranks[0].device == ranks[1].device) {
+      std::printf("warning: both ranks use GPU %d of %s: the figures are not those of one GPU per "
+                  "rank\n", ranks[0].device, ranks[0].host);
+    }
+  }
+
+  try {
+    if (selected(o, "awareness")) awareness(ranks);
+    if (selected(o, "halo")) halo(o, me.device);
+    if (selected(o, "bandwidth")) bandwidth(o, me.device);
+  } catch (const wrong_result&) {
+    return 1;  // rank 0 said what; every rank is here
+  } catch (const std::exception& e) {
+    // The other rank may be inside a transfer with this one: stop the job rather than hang.
+    std::fprintf(stderr, "unimem-mpi-bench: rank %d: %s\n", g_rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
+  write_csv(o);
+  if (g_rank == 0) {
+    std::printf("\nunimem-mpi-bench: %d ratios, %d met\n", g_ratios, g_met);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    um::environment env(argc, argv);
+    return run(env, argc, argv);
+  } catch (const std::exception& e) {  // MPI could not start
+    std::fprintf(stderr, "unimem-mpi-bench: %s\n", e.what());
+    return 1;
+  }
+}

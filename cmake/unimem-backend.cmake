@@ -226,6 +226,14 @@ if(UNIMEM_BACKEND_RESOLVED STREQUAL "HIP")
   endif()
   if(_unimem_platform MATCHES "^(nvidia|nvcc)$")
     set(UNIMEM_HIP_PLATFORM nvidia CACHE INTERNAL "unimem's HIP platform")
+    if(UNIMEM_CXX_IS_HIPCC)
+      # hipcc on NVIDIA links through nvcc, which refuses GCC's -Wl,-rpath,DIR: CMake's runtime
+      # path for libraries outside the system folders (MPI's, for one) in nvcc's form, here and
+      # in try_compile (find_package(MPI) checks MPI that way).
+      set(CMAKE_SHARED_LIBRARY_RUNTIME_CXX_FLAG "-Xlinker=-rpath,")
+      set(CMAKE_EXECUTABLE_RUNTIME_CXX_FLAG "-Xlinker=-rpath,")
+      list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES CMAKE_SHARED_LIBRARY_RUNTIME_CXX_FLAG)
+    endif()
   else()
     set(UNIMEM_HIP_PLATFORM amd CACHE INTERNAL "unimem's HIP platform")
   endif()

@@ -63,9 +63,14 @@ void drain(int tag) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/// Element i of the test pattern `seed` (unsigned arithmetic: no overflow for any seed).
+UNIMEM_HOST_DEVICE inline int value_at(std::size_t i, int seed) {
+  return static_cast<int>((static_cast<unsigned>(i) * 7u + 1u) ^ (static_cast<unsigned>(seed) << 20));
+}
+
 std::vector<int> pattern(std::size_t n, int seed) {
   std::vector<int> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int>(i * 7 + 1) ^ (seed << 20);
+  for (std::size_t i = 0; i < n; ++i) v[i] = value_at(i, seed);
   return v;
 }
 
@@ -431,7 +436,7 @@ TEST(MpiHost, MpiErrorsAreExceptionsWithMpisMessage) {
 
 __global__ void fill_index(int* p, std::size_t n, int seed) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (i < n) p[i] = static_cast<int>(i * 7 + 1) ^ (seed << 20);
+  if (i < n) p[i] = value_at(i, seed);
 }
 __global__ void slow_fill(int* p, std::size_t n, int seed, long long spin) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
@@ -439,11 +444,11 @@ __global__ void slow_fill(int* p, std::size_t n, int seed, long long spin) {
   const long long start = clock64();
   while (clock64() - start < spin) {
   }
-  p[i] = static_cast<int>(i * 7 + 1) ^ (seed << 20);
+  p[i] = value_at(i, seed);
 }
 __global__ void check_index(const int* p, std::size_t n, int seed, unsigned* wrong) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (i < n && p[i] != (static_cast<int>(i * 7 + 1) ^ (seed << 20))) atomicAdd(wrong, 1u);
+  if (i < n && p[i] != value_at(i, seed)) atomicAdd(wrong, 1u);
 }
 
 /// How many elements of a GPU-readable range differ from pattern(n, seed), counted on the GPU.
@@ -469,7 +474,7 @@ TEST(MpiGpu, ManagedWrittenByAKernelArrivesOnEveryPath) {
     EXPECT_EQ(st.count, n);
     EXPECT_EQ(wrong_on_gpu(in, n, 40 + peer(), s), 0u) << static_cast<int>(policy);
     std::size_t bad = 0;
-    for (std::size_t i = 0; i < n; ++i) bad += in[i] != (static_cast<int>(i * 7 + 1) ^ ((40 + peer()) << 20));
+    for (std::size_t i = 0; i < n; ++i) bad += in[i] != value_at(i, 40 + peer());
     EXPECT_EQ(bad, 0u) << "read by the CPU";
   }
 }

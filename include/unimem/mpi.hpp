@@ -309,7 +309,12 @@ inline gpu_awareness current_gpu_awareness() { return detail::awareness_storage(
 // The decisions, as pure functions (host-tested in CI)
 
 /// @brief The memory a range lives in, as unimem::mpi sees it.
-enum class memory { pageable, pinned, device, managed };
+enum class memory {
+  pageable,  ///< host memory the GPU runtime does not know (std::vector, malloc)
+  pinned,    ///< page-locked host memory (pinned_buffer)
+  device,    ///< GPU memory (device_buffer)
+  managed,   ///< managed memory (managed_buffer, managed_vector)
+};
 
 /// @brief How a range reaches MPI.
 enum class path {
@@ -763,8 +768,15 @@ class request {
   }
 
  private:
-  enum class state { done, posted, header };
-  enum class kind { send, recv };
+  enum class state {
+    done,    ///< complete (or empty)
+    posted,  ///< every message posted
+    header,  ///< a receive's header posted; its chunks wait for it
+  };
+  enum class kind {
+    send,  ///< isend()
+    recv,  ///< irecv()
+  };
   struct operation {
     state phase = state::done;
     kind direction = kind::send;

@@ -482,7 +482,8 @@ template <class R>
 constexpr bool outlives_request_v =
     std::is_lvalue_reference<R>::value || std::is_trivially_copyable<std::remove_reference_t<R>>::value;
 
-/// Whether managed memory at [p, p + bytes) lives on the host for the automatic policy.
+/// Whether managed memory at [p, p + bytes) lives on the host for the automatic policy (the
+/// current device's capability decides whether pages can live anywhere else).
 inline bool managed_on_host(const void* p, std::size_t bytes, call_site where) {
   if (bytes == 0) return true;
   if (!::unimem::detail::device_migrates(::unimem::detail::current_device_id(where), where)) {
@@ -732,6 +733,9 @@ class request {
       finish(where);
     } catch (...) {
       detail::abandon(reqs_);
+      if (op_.route == path::staged) {  // copies in flight still read the staging buffer
+        (void)::unimem::detail::backend::stream_synchronize(op_.stream.get());
+      }
       op_.phase = state::done;
       throw;
     }
@@ -757,7 +761,8 @@ class request {
   /// @throws as wait().
   [[nodiscard]] bool test(call_site where = call_site::current()) {
     if (!pending()) return true;
-    if (op_.phase == state::header) return false;  // blocking recv()'s two phases only
+    // Only recv() and sendrecv() make requests that read the header first, and they wait().
+    if (op_.phase == state::header) return false;
     int flag = 0;
     detail::check(MPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &flag,
                               MPI_STATUSES_IGNORE),

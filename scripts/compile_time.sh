@@ -134,7 +134,8 @@ headers=() present_values=() examples=()
 for f in "$src"/include/unimem/*.hpp; do
   [ -e "$f" ] || continue
   h=${f##*/}
-  [ "$h" = unimem.hpp ] || headers+=("$h")
+  # mpi.hpp needs MPI's headers and is no part of a GPU-only build: not measured here.
+  [ "$h" = unimem.hpp ] || [ "$h" = mpi.hpp ] || headers+=("$h")
 done
 for h in "${value_headers[@]}"; do
   [ -e "$src/include/unimem/$h" ] && present_values+=("$h")
@@ -142,6 +143,7 @@ done
 for f in "$src"/examples/*.cpp "$src"/examples/*.cu; do
   [ -e "$f" ] || continue
   b=${f##*/}
+  grep -q '<unimem/mpi.hpp>' "$f" && continue  # needs MPI (mpi_jacobi)
   [ "${b%.*}" = vector_add ] || examples+=("$b")
 done
 is_value_header() {

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The GPU runs the open issues still need, on a machine with GPUs (two for the MPI and two-GPU
+# figures), for one build folder configured and built beforehand (native CUDA can be built on
+# the GPU machine itself; HIP on NVIDIA is built elsewhere and carried, with libcudart.so.11.0
+# on LD_LIBRARY_PATH). Output goes to OUT (default: ./gpu-runs), one log per step.
+#
+#   bash scripts/gpu_runs.sh BUILD_DIR [suite] [two-gpus] [mpi] [scaling] [all]
+#
+#   suite      ctest -LE toolchain (the GPU suite, two-GPU tests included where there are two)
+#   two-gpus   unimem-bench --only two-gpus (issue 12: engine move <= 0.85, mapped GPU1 phase)
+#   mpi        the MPI tests and example on 2 ranks, unimem-mpi-bench (issue 14)
+#   scaling    scripts/mpi_scaling.sh (issue 14: weak scaling 1 -> 2 GPUs)
+set -uo pipefail
+build=${1:?usage: gpu_runs.sh BUILD_DIR [suite] [two-gpus] [mpi] [scaling] [all]}
+shift
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] || [ "${steps[0]}" = all ] && steps=(suite two-gpus mpi scaling)
+out=${OUT:-$PWD/gpu-runs}
+mkdir -p "$out"
+root=$(cd "$(dirname "$0")/.." && pwd)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+name=$(basename "$build")
+nvidia-smi -L 2>/dev/null | tee "$out/$name-gpus.log"
+for step in "${steps[@]}"; do
+  log=$out/$name-$step.log
+  start=$SECONDS
+  case $step in
+    suite) ctest --test-dir "$build" -LE toolchain -j 8 --output-on-failure >"$log" 2>&1 ;;
+    two-gpus) "$build/bench/unimem-bench" --only two-gpus >"$log" 2>&1 ;;
+    mpi)
+      { ctest --test-dir "$build" -R '^(mpi\.|example\.mpi_jacobi)' --output-on-failure
+        mpiexec -n 2 "$build/bench/unimem-mpi-bench" --csv "$out/$name-mpi-bench.csv"; } >"$log" 2>&1 ;;
+    scaling) bash "$root/scripts/mpi_scaling.sh" "$build" --cols 8192 --rows-per-rank 8192 >"$log" 2>&1 ;;
+    *) echo "gpu_runs.sh: unknown step $step" >&2; exit 1 ;;
+  esac
+  rc=$?
+  echo "$name $step: rc=$rc in $((SECONDS - start)) s; $(grep -E 'tests passed|ratios, | MET| MISSED|efficiency' "$log" | tail -4 | tr '\n' ' ')"
+done

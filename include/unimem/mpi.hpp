@@ -642,19 +642,6 @@ class request_array {
   std::size_t n_ = 0;
 };
 
-/// A scratch array of bytes.
-class byte_array {
- public:
-  explicit byte_array(std::size_t n) : p_(new unsigned char[n]) {}
-  byte_array(const byte_array&) = delete;
-  byte_array& operator=(const byte_array&) = delete;
-  ~byte_array() { delete[] p_; }
-  unsigned char* data() const noexcept { return p_; }
-
- private:
-  unsigned char* p_;
-};
-
 inline void copy_in_order(void* dst, const void* src, std::size_t bytes, stream_ref s,
                           call_site where) {
   ::unimem::detail::check(
@@ -807,6 +794,27 @@ class request {
   friend request irecv_impl(const detail::span<T>&, int, int, MPI_Comm, stream_ref, bool,
                             call_site);
 
+  /// What isend_impl and irecv_impl share: the operation's description, its plan and the array
+  /// of its MPI requests (a header's first when chunked).
+  template <class T>
+  void start(kind k, const detail::span<T>& sp, int peer, int tag, MPI_Comm comm, stream_ref s,
+             call_site where) {
+    using U = std::remove_cv_t<T>;
+    op_.direction = k;
+    op_.route = detail::path_of(sp, where);
+    op_.where_it_is = sp.kind;
+    op_.data = reinterpret_cast<unsigned char*>(const_cast<U*>(sp.data));
+    op_.count = sp.size;
+    op_.element_size = sizeof(U);
+    op_.type = datatype<U>(where);
+    op_.plan = plan_message(sp.size, sizeof(U), current_settings().chunk_bytes);
+    op_.stream = s;
+    op_.comm = comm;
+    op_.peer = peer;
+    op_.tag = tag;
+    reqs_ = detail::request_array(op_.plan.chunks + first_chunk());
+  }
+
   unsigned char* buffer() const noexcept {
     return op_.route == path::staged ? staging_.get() : op_.data;
   }
@@ -835,9 +843,9 @@ class request {
                                         static_cast<std::size_t>(h.element_size),
                                         current_settings().chunk_bytes);
     const std::size_t most = p.chunk_elements * static_cast<std::size_t>(h.element_size);
-    detail::byte_array scratch(most == 0 ? 1 : most);
+    const ::unimem::detail::scratch<unsigned char> sink(most == 0 ? 1 : most);
     for (std::size_t i = 0; i < p.chunks; ++i) {
-      detail::check(MPI_Recv(scratch.data(), detail::as_int(most), MPI_BYTE, peer, tag, op_.comm,
+      detail::check(MPI_Recv(sink.p, detail::as_int(most), MPI_BYTE, peer, tag, op_.comm,
                              MPI_STATUS_IGNORE),
                     "MPI_Recv", where, "dropping the chunks of a mismatched message");
     }
@@ -973,20 +981,8 @@ request isend_impl(const detail::span<const T>& sp, int dest, int tag, MPI_Comm 
   detail::require_initialized("unimem::mpi::isend");
   request r;
   if (dest == MPI_PROC_NULL) return r;  // nothing is sent: complete at once, as in MPI
+  r.start(request::kind::send, sp, dest, tag, comm, s, where);
   auto& op = r.op_;
-  op.direction = request::kind::send;
-  op.route = detail::path_of(sp, where);
-  op.where_it_is = sp.kind;
-  op.data = reinterpret_cast<unsigned char*>(const_cast<U*>(sp.data));
-  op.count = sp.size;
-  op.element_size = sizeof(U);
-  op.type = datatype<U>(where);
-  op.plan = plan_message(sp.size, sizeof(U), current_settings().chunk_bytes);
-  op.stream = s;
-  op.comm = comm;
-  op.peer = dest;
-  op.tag = tag;
-  r.reqs_ = detail::request_array(op.plan.chunks + r.first_chunk());
   r.st_ = status{dest, tag, sp.size};
   op.phase = request::state::posted;
   try {
@@ -1064,19 +1060,8 @@ request irecv_impl(const detail::span<T>& sp, int source, int tag, MPI_Comm comm
     r.st_ = status{MPI_PROC_NULL, MPI_ANY_TAG, 0};
     return r;
   }
+  r.start(request::kind::recv, sp, source, tag, comm, s, where);
   auto& op = r.op_;
-  op.direction = request::kind::recv;
-  op.route = detail::path_of(sp, where);
-  op.where_it_is = sp.kind;
-  op.data = reinterpret_cast<unsigned char*>(sp.data);
-  op.count = sp.size;
-  op.element_size = sizeof(T);
-  op.type = datatype<T>(where);
-  op.plan = plan_message(sp.size, sizeof(T), current_settings().chunk_bytes);
-  op.stream = s;
-  op.comm = comm;
-  op.peer = source;
-  op.tag = tag;
   const bool wildcard = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG;
   if (op.plan.chunked && wildcard && !blocking) {
     throw argument_error("unimem::mpi::irecv: a range of chunk_bytes or more (")
@@ -1084,7 +1069,6 @@ request irecv_impl(const detail::span<T>& sp, int source, int tag, MPI_Comm comm
         .append(" bytes) needs a named source and tag; MPI_ANY_SOURCE and MPI_ANY_TAG work "
                 "with recv() and sendrecv()");
   }
-  r.reqs_ = detail::request_array(op.plan.chunks + r.first_chunk());
   r.st_ = status{source, tag, 0};
   try {
     const std::size_t bytes = sp.size * sizeof(T);

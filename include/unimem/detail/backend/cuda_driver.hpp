@@ -112,21 +112,6 @@ basic_result<Status> word_memset_result(int outcome, unsigned bits, Status ok, S
   return {outcome == 1 ? ok : refused, d16 ? "cuMemsetD16Async" : "cuMemsetD32Async"};
 }
 
-/// Whether p points to host memory (pageable or pinned) or device-accessible memory (device,
-/// managed), as the CUDA runtime says; unknown when it cannot say (nothing left behind).
-inline pointer_residence residence(const void* p) noexcept {
-  cudaPointerAttributes a{};
-  const cudaError_t r = cudaPointerGetAttributes(&a, p);
-  if (r != cudaSuccess) {
-    forget_if_last(r);
-    return pointer_residence::unknown;
-  }
-  if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) {
-    return pointer_residence::device;
-  }
-  return pointer_residence::host;  // cudaMemoryTypeHost (pinned), cudaMemoryTypeUnregistered
-}
-
 /// The kind of memory p points to, as the CUDA runtime says; unknown when it cannot say
 /// (nothing left behind).
 inline pointer_memory memory_of(const void* p) noexcept {
@@ -143,6 +128,19 @@ inline pointer_memory memory_of(const void* p) noexcept {
     case cudaMemoryTypeManaged: return pointer_memory::managed;
   }
   return pointer_memory::unknown;
+}
+
+/// Whether p points to host memory (pageable or pinned) or device-accessible memory (device,
+/// managed), as the CUDA runtime says; unknown when it cannot say (nothing left behind).
+inline pointer_residence residence(const void* p) noexcept {
+  switch (memory_of(p)) {
+    case pointer_memory::device:
+    case pointer_memory::managed: return pointer_residence::device;
+    case pointer_memory::pageable:
+    case pointer_memory::pinned: return pointer_residence::host;
+    case pointer_memory::unknown: break;
+  }
+  return pointer_residence::unknown;
 }
 
 }  // namespace cuda_driver

@@ -50,38 +50,52 @@ inline float* raw_managed_floats(std::size_t n) {
   return p;
 }
 
-/// n floats of the current device's memory.
-inline float* raw_device_floats(std::size_t n) {
-  float* p = nullptr;
-  RAW_CHECK(RAW(Malloc)(reinterpret_cast<void**>(&p), n * sizeof(float)));
+/// n elements of T in the current device's memory (any trivially copyable T).
+template <class T>
+T* raw_device_array(std::size_t n) {
+  T* p = nullptr;
+  RAW_CHECK(RAW(Malloc)(reinterpret_cast<void**>(&p), n * sizeof(T)));
   return p;
 }
 
-/// n floats of pinned (page-locked) host memory.
-inline float* raw_pinned_floats(std::size_t n) {
-  float* p = nullptr;
+/// n elements of T in pinned (page-locked) host memory.
+template <class T>
+T* raw_pinned_array(std::size_t n) {
+  T* p = nullptr;
 #if defined(UNIMEM_BACKEND_HIP)
-  RAW_CHECK(hipHostMalloc(reinterpret_cast<void**>(&p), n * sizeof(float), 0));
+  RAW_CHECK(hipHostMalloc(reinterpret_cast<void**>(&p), n * sizeof(T), 0));
 #else
-  RAW_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(float)));
+  RAW_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(T)));
 #endif
   return p;
 }
 
+/// Frees managed or device memory of any element type.
+inline void raw_free_device(void* p) { RAW_CHECK(RAW(Free)(p)); }
+
+/// Frees pinned host memory of any element type.
+inline void raw_free_host(void* p) {
+#if defined(UNIMEM_BACKEND_HIP)
+  RAW_CHECK(hipHostFree(p));
+#else
+  RAW_CHECK(cudaFreeHost(p));
+#endif
+}
+
+/// n floats of the current device's memory.
+inline float* raw_device_floats(std::size_t n) { return raw_device_array<float>(n); }
+
+/// n floats of pinned (page-locked) host memory.
+inline float* raw_pinned_floats(std::size_t n) { return raw_pinned_array<float>(n); }
+
 /// Frees managed or device memory.
 inline void raw_free(std::initializer_list<float*> ps) {
-  for (float* p : ps) RAW_CHECK(RAW(Free)(p));
+  for (float* p : ps) raw_free_device(p);
 }
 
 /// Frees pinned host memory.
 inline void raw_free_pinned(std::initializer_list<float*> ps) {
-  for (float* p : ps) {
-#if defined(UNIMEM_BACKEND_HIP)
-    RAW_CHECK(hipHostFree(p));
-#else
-    RAW_CHECK(cudaFreeHost(p));
-#endif
-  }
+  for (float* p : ps) raw_free_host(p);
 }
 
 /// Prefetch with the form this runtime version has (device -1: the host).
@@ -139,34 +153,3 @@ inline void raw_advise(const void* p, std::size_t bytes, Advice a, int device) {
 #endif
 }
 
-/// n elements of T in the current device's memory (any trivially copyable T).
-template <class T>
-T* raw_device_array(std::size_t n) {
-  T* p = nullptr;
-  RAW_CHECK(RAW(Malloc)(reinterpret_cast<void**>(&p), n * sizeof(T)));
-  return p;
-}
-
-/// n elements of T in pinned (page-locked) host memory.
-template <class T>
-T* raw_pinned_array(std::size_t n) {
-  T* p = nullptr;
-#if defined(UNIMEM_BACKEND_HIP)
-  RAW_CHECK(hipHostMalloc(reinterpret_cast<void**>(&p), n * sizeof(T), 0));
-#else
-  RAW_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(T)));
-#endif
-  return p;
-}
-
-/// Frees device memory of any element type.
-inline void raw_free_device(void* p) { RAW_CHECK(RAW(Free)(p)); }
-
-/// Frees pinned host memory of any element type.
-inline void raw_free_host(void* p) {
-#if defined(UNIMEM_BACKEND_HIP)
-  RAW_CHECK(hipHostFree(p));
-#else
-  RAW_CHECK(cudaFreeHost(p));
-#endif
-}

@@ -233,6 +233,13 @@ if(UNIMEM_BACKEND_RESOLVED STREQUAL "HIP")
       set(CMAKE_SHARED_LIBRARY_RUNTIME_CXX_FLAG "-Xlinker=-rpath,")
       set(CMAKE_EXECUTABLE_RUNTIME_CXX_FLAG "-Xlinker=-rpath,")
       list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES CMAKE_SHARED_LIBRARY_RUNTIME_CXX_FLAG)
+      # The same for shared libraries: nvcc refuses GCC's -fPIC, -fvisibility=..., and
+      # -Wl,-soname; they go to the host compiler and the linker in nvcc's form.
+      set(CMAKE_CXX_COMPILE_OPTIONS_PIC "-Xcompiler=-fPIC")
+      set(CMAKE_SHARED_LIBRARY_CXX_FLAGS "-Xcompiler=-fPIC")
+      set(CMAKE_CXX_COMPILE_OPTIONS_VISIBILITY "-Xcompiler=-fvisibility=")
+      set(CMAKE_CXX_COMPILE_OPTIONS_VISIBILITY_INLINES_HIDDEN "-Xcompiler=-fvisibility-inlines-hidden")
+      set(CMAKE_SHARED_LIBRARY_SONAME_CXX_FLAG "-Xlinker=-soname,")
     endif()
   else()
     set(UNIMEM_HIP_PLATFORM amd CACHE INTERNAL "unimem's HIP platform")

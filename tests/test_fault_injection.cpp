@@ -134,14 +134,6 @@ class run_context {
     calls_ = fault::calls();
     if (fired_) call_ = fault::fired_call();
   }
-  /// Declares that a failure of a call whose text contains `part` is absorbed by a documented
-  /// fallback of this scenario (`why`): the operation then completes another way.
-  void allow(const char* part, const char* why) { allowed_.push_back({part, why}); }
-  const char* allowed(const std::string& call) const {
-    for (const auto& a : allowed_)
-      if (call.find(a.first) != std::string::npos) return a.second;
-    return nullptr;
-  }
   /// Records what a placement call answered.
   void hint(unimem::hint_status h) { not_applied_ += h != unimem::hint_status::applied; }
   /// Records a check of the contents (made outside the armed part).
@@ -168,7 +160,6 @@ class run_context {
   int not_applied_ = 0;
   long long calls_ = 0;
   std::vector<std::string> problems_;
-  std::vector<std::pair<const char*, const char*>> allowed_;
 };
 
 using scenario_fn = std::function<void(run_context&)>;
@@ -181,14 +172,12 @@ struct scenario {
 struct holdings {
   long long held[fault::resource_count] = {};
   std::size_t free_memory = 0;
-  bool mapped_left = false;
 };
 holdings now() {
   unimem::synchronize_all_devices();
   holdings h;
   for (int r = 0; r < fault::resource_count; ++r) h.held[r] = fault::held(fault::resource(r));
   h.free_memory = unimem::device(0).free_memory();
-  h.mapped_left = !unimem::detail::mapped_table().empty();
   return h;
 }
 std::string compare(const holdings& before, const holdings& after) {
@@ -208,7 +197,6 @@ std::string compare(const holdings& before, const holdings& after) {
     out += "GPU free memory " + std::to_string(before.free_memory) + " -> " +
            std::to_string(after.free_memory) + "; ";
   }
-  if (after.mapped_left && !before.mapped_left) out += "a mapped range is left in the table; ";
   return out;
 }
 
@@ -226,9 +214,6 @@ bool absorbed_by_destructor(const std::string& call) {
 }
 /// Queries whose failure has a documented answer that the caller takes a safe path on.
 const char* fallback_for(const std::string& call, backend::status s) {
-  if (call.find("DiscardAndPrefetch") != std::string::npos) {
-    return "the discarding prefetch refused: the ranges are moved instead (their data kept)";
-  }
   if ((call == "cuMemsetD32Async" || call == "cuMemsetD16Async") &&
       s == backend::error_not_supported) {
     return "\"driver memset unreachable\": the pattern is written by copies instead";
@@ -275,8 +260,7 @@ void sweep(const scenario& sc, sweep_totals& t) {
         ++t.as_hint;
       } else if (absorbed_by_destructor(c.call())) {
         ++t.releases;
-      } else if (const char* why = c.allowed(c.call()) ? c.allowed(c.call())
-                                                          : fallback_for(c.call(), s)) {
+      } else if (const char* why = fallback_for(c.call(), s)) {
         ++t.fallbacks;
         t.fallback_calls.insert(std::string(c.call()) + ": " + why);
       } else {
@@ -317,16 +301,6 @@ bool iota_from(const Range& r, int base) {
 template <class T>
 std::vector<T> read(const unimem::device_buffer<T>& d) {
   return d.template to<std::vector<T>>();
-}
-
-/// A launch with out() tags asks, where it could discard (CUDA >= 12.8), whether the launch will
-/// be accepted; when that query fails the answer is "unsure" and the range is moved, not
-/// discarded (launch.hpp).
-void allow_acceptance_query(run_context& c) {
-  const char* why = "acceptance query unsure: the out() range is moved instead of discarded";
-  c.allow("GetDevice", why);
-  c.allow("DeviceGetAttribute", why);
-  c.allow("FuncGetAttributes", why);
 }
 
 /// Constructing each buffer kind with each constructor; what is built is checked.
@@ -376,7 +350,6 @@ void add_constructors(std::vector<scenario>& out) {
   out.push_back({"managed_buffer(n, first_touch(device 0), uninitialized) + kernel",
                  [](run_context& c) {
                    std::optional<unimem::managed_buffer<int>> b;
-                   allow_acceptance_query(c);
                    c.armed([&] {
                      b.emplace(n, unimem::first_touch(location::device(0)), unimem::uninitialized);
                      unimem::launch(fi_fill, unimem::grid_for(n), unimem::out(*b), n, 3);
@@ -656,7 +629,6 @@ void add_launches(std::vector<scenario>& out) {
   out.push_back({"launch with in/in/out tags (moved), ready_for_host", [](run_context& c) {
                    unimem::managed_buffer<int> a(n, 1), b(n, 2), r(n, 0);
                    unimem::stream s;
-                   allow_acceptance_query(c);
                    c.armed([&] {
                      unimem::launch(fi_add, unimem::grid_for(n).on(s), unimem::in(a),
                                     unimem::in(b), unimem::out(r), n);
@@ -703,7 +675,6 @@ void add_launches(std::vector<scenario>& out) {
 void add_streams_and_allocators(std::vector<scenario>& out) {
   out.push_back({"streams and events: record, wait, query, elapsed", [](run_context& c) {
                    unimem::managed_buffer<int> b(n, 0);
-                   allow_acceptance_query(c);
                    c.armed([&] {
                      unimem::stream s1(unimem::stream::flags::non_blocking);
                      unimem::stream s2(unimem::device(0));
@@ -744,47 +715,12 @@ void add_streams_and_allocators(std::vector<scenario>& out) {
                  }});
 }
 
-/// The transfer engine's split prefetch, called as prefetch_range calls it (on one GPU the
-/// library splits only moves between GPUs, so the engine is driven directly): 5 chunks over the
-/// pool's 4 streams. A failed chunk is thrown after the pool is joined back into the stream.
-void add_engine(std::vector<scenario>& out) {
-  out.push_back({"transfer engine: split prefetch of 5 chunks", [](run_context& c) {
-                   using settings = unimem::detail::transfer_settings;
-                   const std::size_t count = (4 * settings::chunk_bytes + 4096) / sizeof(int);
-                   unimem::managed_buffer<int> b(count, unimem::uninitialized);
-                   for (std::size_t i = 0; i < count; i += settings::chunk_bytes / sizeof(int))
-                     b[i] = static_cast<int>(i);
-                   b[count - 1] = -1;
-                   unimem::stream s;
-                   c.allow("EventCreate", "no events for the engine: one prefetch call instead");
-                   c.allow("EventRecord", "fork: one call instead; join: waits on the host");
-                   c.allow("StreamWaitEvent", "fork: one call instead; join: waits on the host");
-                   c.armed([&] {
-                     const unimem::call_site here{__FILE__, __LINE__};
-                     backend::result failed{backend::success, ""};
-                     if (unimem::detail::split_prefetch(b.data(), b.bytes(), {false, 0}, 0,
-                                                        s.get(), &failed)) {
-                       unimem::detail::check(failed, here);
-                     } else {
-                       unimem::detail::check(
-                           backend::prefetch(b.data(), b.bytes(), {false, 0}, s.get()), here);
-                     }
-                     s.synchronize();
-                   });
-                   bool ok = b[count - 1] == -1;
-                   for (std::size_t i = 0; i < count; i += settings::chunk_bytes / sizeof(int))
-                     ok = ok && b[i] == static_cast<int>(i);
-                   c.expect(ok, "contents changed");
-                 }});
-}
-
 /// Two GPUs: copies between them, placement on the second, a stream of the second.
 void add_two_gpus(std::vector<scenario>& out) {
   out.push_back({"two GPUs: device copy, prefetch and launch on GPU 1", [](run_context& c) {
                    unimem::device_buffer<int> on0(n, 8);
                    std::optional<unimem::device_buffer<int>> on1;
                    unimem::managed_buffer<int> m(n, 0);
-                   allow_acceptance_query(c);
                    c.armed([&] {
                      {
                        const unimem::device_guard g(unimem::device(1));
@@ -892,10 +828,6 @@ TEST(FaultSweepGpu, TaggedLaunches) {
 TEST(FaultSweepGpu, StreamsEventsAllocators) {
   UNIMEM_REQUIRE_GPU();
   run_sweep("streams/allocators", add_streams_and_allocators);
-}
-TEST(FaultSweepGpu, TransferEngine) {
-  UNIMEM_REQUIRE_GPU();
-  run_sweep("transfer engine", add_engine);
 }
 TEST(FaultSweepGpu, TwoGpus) {
   UNIMEM_REQUIRE_GPU();

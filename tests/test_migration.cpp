@@ -6,6 +6,9 @@
 
 #include <cstdint>
 #include <cstring>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -110,79 +113,82 @@ TEST(AccessTags, ReachTheKernelAsViewsOrPointers) {
   SUCCEED();
 }
 
-TEST(Intent, MappedRangeTableSplitsJoinsAndForgets) {
-  // The table behind intent::map (runtime-free): disjoint entries, each with its devices.
-  unimem::detail::mapped_ranges t;
-  using unimem::detail::device_bit;
-  using unimem::detail::range_piece;
-  range_piece p[8];
-  EXPECT_TRUE(t.empty());
-  ASSERT_EQ(t.pieces(100, 200, p, 8), 1u);
-  EXPECT_FALSE(p[0].mapped);
-  t.add(100, 200, device_bit(0));
-  t.add(150, 300, device_bit(1));  // overlaps: [100,150) {0}, [150,200) {0,1}, [200,300) {1}
-  EXPECT_FALSE(t.empty());
-  EXPECT_EQ(t.size(), 3u);
-  ASSERT_EQ(t.pieces(50, 400, p, 8), 5u);
-  EXPECT_FALSE(p[0].mapped);
-  EXPECT_EQ(p[0].end, 100u);
-  EXPECT_TRUE(p[1].mapped && p[1].devices == device_bit(0) && p[1].end == 150u);
-  EXPECT_TRUE(p[2].mapped && p[2].devices == (device_bit(0) | device_bit(1)));
-  EXPECT_TRUE(p[3].mapped && p[3].devices == device_bit(1) && p[3].end == 300u);
-  EXPECT_TRUE(!p[4].mapped && p[4].begin == 300u && p[4].end == 400u);
-  EXPECT_EQ(t.pieces(50, 400, p, 2), 5u) << "the count is returned even without room";
-  EXPECT_TRUE(t.covers(100, 300));
-  EXPECT_TRUE(t.covers(120, 180));
-  EXPECT_FALSE(t.covers(90, 180));
-  EXPECT_FALSE(t.covers(250, 301));
-  t.add(100, 300, device_bit(0) | device_bit(1));  // same devices everywhere: joined
-  EXPECT_EQ(t.size(), 1u);
-  t.remove(140, 160);  // forgets whole 64 KiB units: all of [100, 300)
-  EXPECT_TRUE(t.empty());
-  constexpr std::uintptr_t unit = unimem::detail::mapped_ranges::forget_unit;
-  t.add(unit, 4 * unit, device_bit(2));
-  t.remove(2 * unit + 10, 2 * unit + 20);  // a hole of one unit in the middle
-  EXPECT_EQ(t.size(), 2u);
-  EXPECT_FALSE(t.covers(unit, 4 * unit));
-  EXPECT_TRUE(t.covers(unit, 2 * unit));
-  EXPECT_TRUE(t.covers(3 * unit, 4 * unit));
-  EXPECT_FALSE(t.covers(2 * unit, 2 * unit + 1));
-  t.remove(0, 10 * unit);
-  EXPECT_TRUE(t.empty());
-  // Devices 63 and up share one bit that remembers nothing (their advice is given each time).
-  EXPECT_EQ(device_bit(63), device_bit(200));
-  EXPECT_FALSE(unimem::detail::remembered(device_bit(63), 63));
-  EXPECT_TRUE(unimem::detail::remembered(device_bit(5), 5));
+TEST(PlacementRecord, HoldsItsOwnStampUntilForgotten) {
+  using unimem::detail::placement_record;
+  placement_record r;
+  const auto moved0 = placement_record::stamp(0, false, 1234);
+  const auto mapped0 = placement_record::stamp(0, true, 1234);
+  const auto moved1 = placement_record::stamp(1, false, 1234);
+  const auto later = placement_record::stamp(0, false, 1235);
+  EXPECT_FALSE(r.holds(moved0)) << "a new record knows nothing";
+  r.set(moved0);
+  EXPECT_TRUE(r.holds(moved0));
+  EXPECT_FALSE(r.holds(mapped0)) << "moved is not mapped";
+  EXPECT_FALSE(r.holds(moved1)) << "device 0 is not device 1";
+  EXPECT_FALSE(r.holds(later)) << "a page fault since: the record no longer holds";
+  placement_record moved_to(std::move(r));
+  EXPECT_TRUE(moved_to.holds(moved0));
+  EXPECT_FALSE(r.holds(moved0)) << "a moved-from record knows nothing";  // NOLINT: use after move
+  placement_record other;
+  other.set(mapped0);
+  moved_to.swap(other);
+  EXPECT_TRUE(moved_to.holds(mapped0));
+  EXPECT_TRUE(other.holds(moved0));
+  other.forget();
+  EXPECT_FALSE(other.holds(moved0));
+  // Counts wrap within their 55 bits; devices past 254 are never recorded (always placed).
+  EXPECT_EQ(placement_record::stamp(3, false, std::uint64_t{1} << 55),
+            placement_record::stamp(3, false, 0));
+  EXPECT_EQ(placement_record::stamp(255, false, 7), 0u);
+  EXPECT_EQ(placement_record::stamp(-1, false, 7), 0u);
+  other.set(placement_record::stamp(255, false, 7));
+  EXPECT_FALSE(other.holds(placement_record::stamp(255, false, 7)));
 }
 
-TEST(Intent, ReadMostlyTableNeverMissesAnAdvisedPage) {
-  // The ranges an out() tag must not discard (read-mostly advice; placement.hpp). Runtime-free:
-  // addresses far from any allocation of this process, forgotten again at the end.
-  using unimem::detail::read_mostly_table;
-  constexpr std::uintptr_t unit = unimem::detail::mapped_ranges::forget_unit;
-  constexpr std::uintptr_t page = 4096, base = std::uintptr_t{1} << 46;
-  const bool was_empty = read_mostly_table().empty();
-  // Advice on [base + 100, base + 200) reaches every page it touches, on any page size: the
-  // whole 64 KiB unit is recorded.
-  unimem::detail::note_read_mostly(base + 100, base + 200, true);
-  EXPECT_TRUE(read_mostly_table().overlaps(base, base + 1));
-  EXPECT_TRUE(read_mostly_table().overlaps(base + unit - 1, base + unit));
-  EXPECT_FALSE(read_mostly_table().overlaps(base + unit, base + 2 * unit));
-  EXPECT_FALSE(read_mostly_table().overlaps(base - 10, base));
-  // Withdrawing it from [base + 5000, base + 5001) withdraws the 4 KiB page it touches (on
-  // every page size), no more: the rest of the unit stays recorded.
-  unimem::detail::note_read_mostly(base + 5000, base + 5001, false);
-  EXPECT_FALSE(read_mostly_table().overlaps(base + page, base + 2 * page));
-  EXPECT_TRUE(read_mostly_table().overlaps(base, base + page));
-  EXPECT_TRUE(read_mostly_table().overlaps(base + 2 * page, base + 3 * page));
-  // A free forgets only the whole units inside the allocation: a neighbour sharing a unit keeps
-  // its record.
-  unimem::detail::note_read_mostly(base + 4 * unit, base + 8 * unit, true);
-  unimem::detail::forget_read_mostly_of_freed(base + 4 * unit + 10, base + 8 * unit);
-  EXPECT_TRUE(read_mostly_table().overlaps(base + 4 * unit, base + 5 * unit));
-  EXPECT_FALSE(read_mostly_table().overlaps(base + 5 * unit, base + 8 * unit));
-  read_mostly_table().cut(base, base + 16 * unit);
-  EXPECT_EQ(read_mostly_table().empty(), was_empty);
+TEST(PlacementRecord, TagsOfBuffersCarryItViewsAndVectorsDoNot) {
+  unimem::managed_buffer<int> b;
+  const unimem::managed_buffer<int>& cb = b;
+  unimem::detail::placement_record* r = unimem::detail::record_of(b);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(unimem::in(cb).record, r);
+  EXPECT_EQ(unimem::out(b).record, r);
+  EXPECT_EQ(unimem::inout(b, unimem::mapped).record, r);
+  EXPECT_EQ(unimem::in(b.view()).record, nullptr) << "a view does not know its buffer";
+  unimem::managed_vector<int> v;
+  EXPECT_EQ(unimem::in(v).record, nullptr);
+  EXPECT_EQ(unimem::detail::record_of(v), nullptr);
+  // The record belongs to the buffer object: a moved buffer takes what its source knew.
+  r->set(unimem::detail::placement_record::stamp(0, false, 99));
+  unimem::managed_buffer<int> moved(std::move(b));
+  EXPECT_TRUE(unimem::detail::record_of(moved)->holds(
+      unimem::detail::placement_record::stamp(0, false, 99)));
+  EXPECT_FALSE(r->holds(unimem::detail::placement_record::stamp(0, false, 99)));
+  unimem::host_touched(moved);  // forgets; no runtime call, so no GPU needed
+  EXPECT_FALSE(unimem::detail::record_of(moved)->holds(
+      unimem::detail::placement_record::stamp(0, false, 99)));
+}
+
+TEST(HostFaults, EveryFirstTouchOfAPageAndEveryDeliberateFaultCounts) {
+#if defined(__linux__)
+  // What placement records rest on (detail/placement_record.hpp): the process's page-fault
+  // count moves when the CPU touches pages that are not mapped yet, and at fault_on_purpose().
+  const std::size_t pages = 64, page = 4096;
+  char* p = static_cast<char*>(
+      mmap(nullptr, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  const std::uint64_t before = unimem::detail::host_faults();
+  for (std::size_t i = 0; i < pages; ++i) p[i * page] = 1;
+  const std::uint64_t touched = unimem::detail::host_faults();
+  EXPECT_GE(touched - before, pages) << "first touches of fresh pages were not counted";
+  for (int i = 0; i < 5; ++i) {
+    const std::uint64_t f0 = unimem::detail::host_faults();
+    unimem::detail::fault_on_purpose();
+    EXPECT_GE(unimem::detail::host_faults(), f0 + 1) << "the deliberate fault was not counted";
+  }
+  munmap(p, pages * page);
+#else
+  GTEST_SKIP() << "the fault count is read with getrusage (Linux)";
+#endif
 }
 
 TEST(Intent, TagsCarryTheirIntent) {
@@ -196,6 +202,7 @@ TEST(Intent, TagsCarryTheirIntent) {
   // Empty ranges: no runtime call, so these work without a GPU.
   EXPECT_EQ(unimem::set_intent(b, unimem::mapped, location::device(0)), unimem::hint_status::empty);
   EXPECT_EQ(unimem::intent_of(b), unimem::intent::move);
+  EXPECT_EQ(unimem::ready_for_host(b), unimem::hint_status::empty);
 }
 
 // ---- GPU tests ----
@@ -393,7 +400,7 @@ TEST(PlacementGpu, DataIntactThroughCyclesWithEveryTagCombination) {
             if (ta == 1 && tb == 0) launch_with(unimem::in(a), b);
             if (ta == 1 && tb == 1) launch_with(unimem::in(a), unimem::inout(b));
             cfg.stream.synchronize();
-            if (tc == 2) {  // inout: prefetched (out may be discarded and populated instead)
+            if (tc != 0) {  // out and inout: prefetched (the CPU wrote c since: faults)
               EXPECT_EQ(c.last_prefetch_location(), location::device(0));
             }
             std::size_t wrong = 0;
@@ -462,25 +469,105 @@ TEST(PlacementGpu, UnsupportedPolicyIsHonoured) {
               unimem::device(0).migrates_on_demand());
 }
 
-// Every mapped range the test made is forgotten when its buffer is freed.
-struct table_checker {
-  std::size_t before = unimem::detail::mapped_table().size();
-  ~table_checker() { EXPECT_EQ(unimem::detail::mapped_table().size(), before); }
-};
+TEST(PlacementGpu, TaggedLaunchOverResidentDataPlacesNothingUntilTheHostTouchesIt) {
+  UNIMEM_REQUIRE_GPU();
+  const std::size_t n = 4 * mib;
+  unimem::managed_buffer<int> a(n, 1), b(n, 0), c(n, 0);
+  unimem::stream s;
+  const auto cfg = unimem::grid_for(n).on(s);
+  const unimem::detail::backend::native_location host{true, -1};
+  auto launch = [&] {
+    unimem::launch(migration_combine, cfg, unimem::in(a), unimem::inout(b), unimem::out(c), n);
+  };
+  launch();
+  s.synchronize();
+  EXPECT_EQ(a.last_prefetch_location(), location::device(0));
+  // Behind unimem's back (no page fault): a's pages go to the host. A launch that still placed
+  // its ranges would prefetch a again; one that trusts the record leaves it alone.
+  const bool skipped = unimem_test::in_a_quiet_run([&] {
+    launch();
+    s.synchronize();
+    unimem::detail::check(unimem::detail::backend::prefetch(a.data(), a.bytes(), host, s.get()),
+                          {__FILE__, __LINE__});
+    s.synchronize();
+    launch();
+    s.synchronize();
+    return a.last_prefetch_location() == location::host();
+  });
+  EXPECT_TRUE(skipped) << "a tagged launch over resident data placed it again";
+  // Every way the host can touch the data makes the next launch place it again.
+  auto placed_again_after = [&](const char* how, auto&& touch) {
+    SCOPED_TRACE(how);
+    launch();
+    s.synchronize();
+    unimem::detail::check(unimem::detail::backend::prefetch(a.data(), a.bytes(), host, s.get()),
+                          {__FILE__, __LINE__});
+    s.synchronize();
+    touch();
+    launch();
+    s.synchronize();
+    EXPECT_EQ(a.last_prefetch_location(), location::device(0));
+  };
+  placed_again_after("a CPU write through operator[] of another buffer's GPU pages",
+                     [&] { c[n / 2] = 5; });
+  placed_again_after("a CPU read through a raw pointer", [&] {
+    const volatile int* raw = c.data();
+    (void)raw[n - 1];
+  });
+  placed_again_after("host_touched(a)", [&] { unimem::host_touched(a); });
+  placed_again_after("host_touched(view of c)", [&] { unimem::host_touched(c.view()); });
+  placed_again_after("ready_for_host of a view of c (pages moved with no record)",
+                     [&] { (void)unimem::ready_for_host(c.view().subview(0, 1000), s); });
+  placed_again_after("prefetch of a to the host through unimem",
+                     [&] { (void)unimem::prefetch(a, location::host(), s); });
+  // And the data is right throughout: 1 + b's count of launches.
+  s.synchronize();
+  std::size_t wrong = 0;
+  const int launches = b[0];
+  for (std::size_t i = 0; i < n; ++i) wrong += a[i] != 1 || b[i] != launches || c[i] != launches;
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_GE(launches, 9);
+}
+
+TEST(PlacementGpu, ExplicitPrefetchOfAPlacedBufferIsFreeAndFirstTouchRecords) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::stream s;
+  const unimem::detail::backend::native_location host{true, -1};
+  unimem::managed_buffer<float> f(mib, unimem::first_touch(location::device(0), s));
+  const bool first_touch_recorded = unimem_test::in_a_quiet_run([&] {
+    unimem::detail::check(unimem::detail::backend::prefetch(f.data(), f.bytes(), host, s.get()),
+                          {__FILE__, __LINE__});
+    s.synchronize();
+    (void)f.prefetch(location::device(0), s);  // the record from first touch holds: nothing
+    s.synchronize();
+    const bool skipped = f.last_prefetch_location() == location::host();
+    unimem::host_touched(f);
+    (void)f.prefetch(location::device(0), s);
+    s.synchronize();
+    return skipped && f.last_prefetch_location() == location::device(0);
+  });
+  EXPECT_TRUE(first_touch_recorded);
+  // A view's prefetch never trusts a record (it has none).
+  (void)unimem::prefetch(f.view(), location::device(0), s);
+  s.synchronize();
+  EXPECT_EQ(f.last_prefetch_location(), location::device(0));
+}
 
 TEST(IntentGpu, MappedTagsKeepDataOnTheHostAndAdviseOnce) {
   UNIMEM_REQUIRE_GPU();
-  table_checker forgotten;
   const std::size_t n = (4 << 20) + 3;
   unimem::managed_buffer<int> a(n), b(n), c(n);
   unimem::stream s;
+  auto launch = [&] {
+    unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a, unimem::mapped),
+                   unimem::inout(b, unimem::mapped), unimem::out(c, unimem::mapped), n);
+  };
   for (int round = 0; round < 3; ++round) {
     for (std::size_t i = 0; i < n; ++i) {
       a[i] = static_cast<int>(i) + round;
       b[i] = 7 * round;
     }
-    unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a, unimem::mapped),
-                   unimem::inout(b, unimem::mapped), unimem::out(c, unimem::mapped), n);
+    launch();
     EXPECT_EQ(c.ready_for_host(s), unimem::hint_status::applied);
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -495,18 +582,35 @@ TEST(IntentGpu, MappedTagsKeepDataOnTheHostAndAdviseOnce) {
           << "a mapped range was prefetched (to the GPU, or back by ready_for_host)";
     }
   }
-  // Remembered, not given again: advice withdrawn behind unimem's back stays withdrawn by the
-  // next mapped launch (a launch that advised every time would put it back).
-  a.unadvise(unimem::advice::accessed_by, location::device(0));
-  unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a, unimem::mapped),
-                 unimem::inout(b, unimem::mapped), unimem::out(c, unimem::mapped), n);
+  // Given once, then trusted: advice withdrawn behind unimem's back (no fault) stays withdrawn
+  // by the next mapped launch, which makes no runtime call for a range its record describes.
+  const bool trusted = unimem_test::in_a_quiet_run([&] {
+    launch();
+    s.synchronize();
+    unimem::detail::check(
+        unimem::detail::backend::advise(a.data(), a.bytes(),
+                                        unimem::detail::backend::mem_advice::unset_accessed_by,
+                                        {false, 0}),
+        {__FILE__, __LINE__});
+    launch();
+    s.synchronize();
+    return !a.accessed_by().contains(location::device(0));
+  });
+  EXPECT_TRUE(trusted);
+  // Once unimem is told (or a fault happens), the tag makes the range mapped again.
+  unimem::host_touched(a);
+  launch();
   s.synchronize();
-  EXPECT_FALSE(a.accessed_by().contains(location::device(0)));
+  EXPECT_TRUE(a.accessed_by().contains(location::device(0)));
+  // Advice withdrawn through unimem: its record forgets, and the next mapped tag restores it.
+  a.unadvise(unimem::advice::accessed_by, location::device(0));
+  launch();
+  s.synchronize();
+  EXPECT_TRUE(a.accessed_by().contains(location::device(0)));
 }
 
 TEST(IntentGpu, MovedUndoesMappingAndPlainTagsFollowTheIntent) {
   UNIMEM_REQUIRE_GPU();
-  table_checker forgotten;
   const std::size_t n = 2 * mib;
   unimem::managed_buffer<int> a(n, 1), b(n, 0), c(n, 0);
   unimem::stream s;
@@ -529,57 +633,57 @@ TEST(IntentGpu, MovedUndoesMappingAndPlainTagsFollowTheIntent) {
   EXPECT_TRUE(a.accessed_by().empty());
   EXPECT_EQ(a.last_prefetch_location(), location::device(0));
   EXPECT_EQ(c[0], 2);
+  // The intent is the runtime's advice, however it was given: advise() counts too.
+  a.advise(unimem::advice::preferred_location, location::host());
+  a.advise(unimem::advice::accessed_by, location::device(0));
+  EXPECT_EQ(unimem::intent_of(a), unimem::intent::map);
 }
 
-TEST(IntentGpu, PartlyMappedRangesMoveOnlyTheirOtherParts) {
+TEST(IntentGpu, AViewMappedInsideABufferIsSeenByTheBuffersNextLaunch) {
   UNIMEM_REQUIRE_GPU();
-  table_checker forgotten;
   const std::size_t n = 4 * mib;
   unimem::managed_buffer<int> a(n, -1);
+  unimem::stream s;
   auto head = a.view().subview(0, n / 2);
-  auto tail = a.view().subview(n / 2);
+  unimem::launch(migration_fill, unimem::grid_for(n).on(s), unimem::out(a), 10);
+  s.synchronize();
   ASSERT_EQ(unimem::set_intent(head, unimem::mapped), unimem::hint_status::applied);
   EXPECT_EQ(unimem::intent_of(head), unimem::intent::map);
   EXPECT_EQ(unimem::intent_of(a), unimem::intent::move) << "only half of it is mapped";
-  unimem::launch(migration_fill, unimem::grid_for(n), unimem::out(a), 10);
-  unimem::synchronize();
-  EXPECT_FALSE(unimem::last_prefetch_location(head).has_value());
-  EXPECT_EQ(unimem::last_prefetch_location(tail), location::device(0));
-  // Back to the host: the mapped half is there already; the other half is prefetched.
+  // The view's new intent stops a's record from holding (set_intent over a view takes a fault
+  // on purpose): the buffer's next launch asks the runtime, finds the buffer not all mapped, and
+  // moves all of it (intents are per whole range: a partly mapped range moves).
+  unimem::launch(migration_fill, unimem::grid_for(n).on(s), unimem::out(a), 20);
+  s.synchronize();
+  EXPECT_EQ(a.last_prefetch_location(), location::device(0));
   EXPECT_EQ(a.ready_for_host(), unimem::hint_status::applied);
-  EXPECT_FALSE(unimem::last_prefetch_location(head).has_value());
-  EXPECT_EQ(unimem::last_prefetch_location(tail), location::host());
   for (std::size_t i : {std::size_t{0}, n / 2 - 1, n / 2, n - 1}) {
-    EXPECT_EQ(a[i], 10 + static_cast<int>(i));
+    EXPECT_EQ(a[i], 20 + static_cast<int>(i));
   }
-  // Undoing a part leaves the rest mapped. Advice applies to whole CPU pages (4 KiB): undoing
-  // 1000 ints withdraws it from the first page, and unimem forgets the first 64 KiB (the
-  // largest page it allows for), so no part it still calls mapped has lost its advice.
-  EXPECT_EQ(unimem::set_intent(head.subview(0, 1000), unimem::moved), unimem::hint_status::applied);
-  EXPECT_EQ(unimem::intent_of(head.subview(0, 1000)), unimem::intent::move);
-  EXPECT_EQ(unimem::intent_of(head.subview(1000)), unimem::intent::move);
+  // Undoing a part leaves the rest mapped, page by page, as the runtime keeps it.
+  EXPECT_EQ(unimem::set_intent(head.subview(0, 1024), unimem::moved), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::intent_of(head.subview(0, 1024)), unimem::intent::move);
   EXPECT_EQ(unimem::intent_of(head.subview(16 * 1024)), unimem::intent::map);
   EXPECT_FALSE(unimem::preferred_location(head.subview(0, 1024)).has_value());
   EXPECT_EQ(unimem::preferred_location(head.subview(1024)), location::host());
 }
 
-TEST(IntentGpu, FreeingForgetsAndBadRequestsThrow) {
+TEST(IntentGpu, FreedMemoryKeepsNoIntentAndBadRequestsThrow) {
   UNIMEM_REQUIRE_GPU();
   policy_restorer restore;
-  const std::size_t before = unimem::detail::mapped_table().size();
-  {
+  for (int round = 0; round < 4; ++round) {  // the runtime often hands the same address back
     unimem::managed_buffer<float> x(mib);
     unimem::managed_vector<float> y(mib);
+    EXPECT_EQ(unimem::intent_of(x), unimem::intent::move) << "round " << round;
+    EXPECT_EQ(unimem::intent_of(y), unimem::intent::move) << "round " << round;
     ASSERT_EQ(unimem::set_intent(x, unimem::mapped), unimem::hint_status::applied);
     ASSERT_EQ(unimem::set_intent(y, unimem::mapped), unimem::hint_status::applied);
     EXPECT_EQ(unimem::intent_of(x), unimem::intent::map);
     EXPECT_EQ(unimem::intent_of(y), unimem::intent::map);
-    EXPECT_GT(unimem::detail::mapped_table().size(), before);
     EXPECT_THROW(unimem::set_intent(x, unimem::mapped, location::host()), unimem::argument_error);
     EXPECT_THROW(unimem::set_intent(x, unimem::mapped, location::device(unimem::device_count())),
                  unimem::error);
   }
-  EXPECT_EQ(unimem::detail::mapped_table().size(), before) << "freeing did not forget";
   // A device that cannot migrate: nothing to change, and said so (or thrown, by policy).
   unimem::managed_buffer<int> z(1000, 3);
   unimem::detail::set_migration_capability_for_testing(0, 0);

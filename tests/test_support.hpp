@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -17,6 +18,23 @@ inline bool has_gpu() { return unimem::device_count() > 0; }
 inline bool expect_no_gpu() {
   const char* v = std::getenv("UNIMEM_TEST_EXPECT_NO_GPU");
   return v != nullptr && std::string(v) == "1";
+}
+
+
+/// Runs attempt() until one run took no page fault in the process from start to end, and returns
+/// that run's verdict (false, with a failure, when none of 10 was quiet). A fault anywhere makes
+/// every placement record stop holding by design (detail/placement_record.hpp), so only a quiet
+/// run shows what the records decide; a run another fault disturbed (a lazy allocation, a new
+/// thread's stack) says nothing.
+template <class F>
+bool in_a_quiet_run(F&& attempt) {
+  for (int i = 0; i < 10; ++i) {
+    const std::uint64_t f0 = unimem::detail::host_faults();
+    const bool verdict = attempt();
+    if (unimem::detail::host_faults() == f0) return verdict;
+  }
+  ADD_FAILURE() << "no run of 10 was free of page faults";
+  return false;
 }
 
 }  // namespace unimem_test

@@ -12,22 +12,26 @@
 
 #include <type_traits>
 
+// The record hook is called from outside unimem, where argument-dependent lookup alone finds
+// it (as for unimem_view, kernel_argument.hpp). managed_buffer defines it as a hidden friend.
+namespace unimem_detail_adl {
+template <class C>
+constexpr auto record_hook(const C& c) noexcept -> decltype(unimem_detail_placement_record(c)) {
+  return unimem_detail_placement_record(c);
+}
+}  // namespace unimem_detail_adl
+
 UNIMEM_BEGIN_NAMESPACE
 
 /// @brief How a kernel uses a tagged buffer.
 enum class access_mode {
   /// Read only: prefetched; reaches the kernel as const T* or view<const T>.
   in,
-  /// Every element is overwritten and the old contents are not needed: where the runtime can
-  /// discard stale pages (CUDA >= 12.8, on a stream other than the legacy default stream) the
-  /// pages are populated on the device without moving data; otherwise prefetched.
-  /// The old contents are kept (the range is treated as inout) when another argument of the
-  /// same launch reaches the range (an in() or inout() tag, an untagged buffer or view, a
-  /// pointer into it), since the kernel may read it there, when the launch is not known
-  /// to be accepted (a refused launch never loses data), and when the range may have
-  /// read-mostly advice given through unimem (the CUDA 13 driver loses kernel writes to
-  /// read-duplicated pages after a discard; advice given with raw runtime calls is not seen:
-  /// tag such ranges inout).
+  /// Every element is overwritten and the old contents are not needed. Placed as inout is:
+  /// the discarding prefetch that once populated out() ranges on the GPU without moving their
+  /// data is not used, since no runtime query can tell whether part of a range has read-mostly
+  /// advice, where the CUDA 13 driver loses the kernel's writes after a discard
+  /// (docs/architecture.md, "Placement records").
   out,
   /// Read and written: prefetched.
   inout,
@@ -61,15 +65,39 @@ constexpr intent_choice choice(intent i) noexcept {
 }
 }  // namespace detail
 
+namespace detail {
+class placement_record;  // detail/placement_record.hpp
+}  // namespace detail
+
 /// @brief A range with its access mode; made by in(), out() and inout().
 template <class T, access_mode Mode>
 struct access_tag {
   view<T> range;  ///< the tagged elements
   /// follow: the range's current intent; else the intent the tag sets
   detail::intent_choice how = detail::intent_choice::follow;
+  /// where the range is all of a buffer that keeps a placement record: the record (its launch
+  /// then places the range only where it is not already; null for views)
+  detail::placement_record* record = nullptr;
 };
 
 namespace detail {
+template <class C, class = void>
+struct has_record_hook : std::false_type {};
+template <class C>
+struct has_record_hook<C, std::void_t<decltype(::unimem_detail_adl::record_hook(
+                              std::declval<const C&>()))>> : std::true_type {};
+
+/// The placement record of a container that keeps one (managed_buffer), else null.
+template <class C>
+placement_record* record_of(const C& c) noexcept {
+  if constexpr (has_record_hook<std::remove_cv_t<C>>::value) {
+    return ::unimem_detail_adl::record_hook(c);
+  } else {
+    (void)c;
+    return nullptr;
+  }
+}
+
 template <class T>
 struct is_access_tag : std::false_type {};
 template <class T, access_mode M>
@@ -94,18 +122,17 @@ constexpr bool taggable() {
 template <class C, std::enable_if_t<detail::taggable<const C>(), int> = 0>
 auto in(const C& c) noexcept {
   using V = decltype(to_view(c));
-  return access_tag<const typename V::value_type, access_mode::in>{to_view(c),
-                                                                   detail::intent_choice::follow};
+  return access_tag<const typename V::value_type, access_mode::in>{
+      to_view(c), detail::intent_choice::follow, detail::record_of(c)};
 }
-/// @brief Tags a range whose every element the kernel overwrites; the old contents may be
-/// discarded (see access_mode::out).
+/// @brief Tags a range whose every element the kernel overwrites (see access_mode::out).
 template <class C, std::enable_if_t<detail::taggable<C>(), int> = 0>
 auto out(C& c) noexcept {
   using V = decltype(to_view(c));
   static_assert(!std::is_const<typename V::element_type>::value,
                 "unimem::out: the kernel writes this range; it cannot be const");
-  return access_tag<typename V::element_type, access_mode::out>{to_view(c),
-                                                                detail::intent_choice::follow};
+  return access_tag<typename V::element_type, access_mode::out>{
+      to_view(c), detail::intent_choice::follow, detail::record_of(c)};
 }
 /// @brief Tags a range the kernel reads and writes.
 template <class C, std::enable_if_t<detail::taggable<C>(), int> = 0>
@@ -113,8 +140,8 @@ auto inout(C& c) noexcept {
   using V = decltype(to_view(c));
   static_assert(!std::is_const<typename V::element_type>::value,
                 "unimem::inout: the kernel writes this range; it cannot be const");
-  return access_tag<typename V::element_type, access_mode::inout>{to_view(c),
-                                                                  detail::intent_choice::follow};
+  return access_tag<typename V::element_type, access_mode::inout>{
+      to_view(c), detail::intent_choice::follow, detail::record_of(c)};
 }
 /// @brief in(c), with the range's intent set to i for this launch and after it (see intent).
 template <class C, std::enable_if_t<detail::taggable<const C>(), int> = 0>
@@ -143,38 +170,38 @@ auto inout(C& c, intent i) noexcept {
 /// fine: it owns nothing).
 template <class T>
 access_tag<const T, access_mode::in> in(view<T> v) noexcept {
-  return {v, detail::intent_choice::follow};
+  return {v, detail::intent_choice::follow, nullptr};
 }
 /// @brief Tags a view whose every element the kernel overwrites (see access_mode::out).
 template <class T>
 access_tag<T, access_mode::out> out(view<T> v) noexcept {
   static_assert(!std::is_const<T>::value, "unimem::out: the kernel writes this range; it cannot be const");
-  return {v, detail::intent_choice::follow};
+  return {v, detail::intent_choice::follow, nullptr};
 }
 /// @brief Tags a view the kernel reads and writes.
 template <class T>
 access_tag<T, access_mode::inout> inout(view<T> v) noexcept {
   static_assert(!std::is_const<T>::value, "unimem::inout: the kernel writes this range; it cannot be const");
-  return {v, detail::intent_choice::follow};
+  return {v, detail::intent_choice::follow, nullptr};
 }
 /// @brief in(v), with the range's intent set to i (see intent).
 template <class T>
 access_tag<const T, access_mode::in> in(view<T> v, intent i) noexcept {
-  return {v, detail::choice(i)};
+  return {v, detail::choice(i), nullptr};
 }
 /// @brief out(v), with the range's intent set to i (see intent).
 template <class T>
 access_tag<T, access_mode::out> out(view<T> v, intent i) noexcept {
   static_assert(!std::is_const<T>::value,
                 "unimem::out: the kernel writes this range; it cannot be const");
-  return {v, detail::choice(i)};
+  return {v, detail::choice(i), nullptr};
 }
 /// @brief inout(v), with the range's intent set to i (see intent).
 template <class T>
 access_tag<T, access_mode::inout> inout(view<T> v, intent i) noexcept {
   static_assert(!std::is_const<T>::value,
                 "unimem::inout: the kernel writes this range; it cannot be const");
-  return {v, detail::choice(i)};
+  return {v, detail::choice(i), nullptr};
 }
 // A temporary container would be freed before the kernel runs.
 /// @brief Refused at compile time: a temporary container would be freed before the kernel

@@ -126,144 +126,33 @@ class launch_device {
   device_restore restore_;  // the device current before, where the launch switched
 };
 
-// ---- access tags: prefetch before the kernel ----
-
-/// A range of memory a launch argument lets the kernel reach. Tagged ranges are placed before
-/// the kernel; the others (untagged buffers and views, raw pointers as one byte) only count for
-/// the overlap rule: an out() range that another argument may read is never discarded.
-struct range_use {
-  const void* ptr;
-  std::size_t bytes;
-  access_mode mode;
-  bool tagged;
-  intent_choice how;  ///< a tag's intent (access.hpp); follow for the others
-
-  [[nodiscard]] bool overlaps(const range_use& o) const noexcept {
-    const auto a = reinterpret_cast<std::uintptr_t>(ptr);
-    const auto b = reinterpret_cast<std::uintptr_t>(o.ptr);
-    return bytes != 0 && o.bytes != 0 && a < b + o.bytes && b < a + bytes;
-  }
-  [[nodiscard]] bool same_range(const range_use& o) const noexcept {
-    return ptr == o.ptr && bytes == o.bytes;
-  }
-};
+// ---- access tags: placed before the kernel ----
 
 template <class Arg>
 constexpr bool is_tagged_v = is_access_tag<std::decay_t<Arg>>::value;
 
-/// Whether an argument lets the kernel reach memory unimem can name: a tag, a buffer, a view
-/// or an object pointer.
+/// Adds a tagged argument's range to the launch's placement list; other arguments add nothing.
 template <class Arg>
-constexpr bool reaches_memory_v = [] {
-  using value = std::decay_t<kernel_value_t<Arg>>;
-  if constexpr (is_view<value>::value) {
-    return true;
-  } else if constexpr (std::is_pointer<value>::value) {
-    return std::is_object<std::remove_pointer_t<value>>::value;
-  } else {
-    return false;
-  }
-}();
-
-template <class Arg>
-void collect_range(range_use*& next, const Arg& a) noexcept {
-  if constexpr (reaches_memory_v<const Arg&>) {
-    if constexpr (is_tagged_v<Arg>) {
-      *next++ = {a.range.data(), a.range.size_bytes(), tag_mode<std::decay_t<Arg>>::value, true,
-                 a.how};
-    } else if constexpr (is_view<std::decay_t<kernel_value_t<const Arg&>>>::value) {
-      const auto v = kernel_value(a);
-      *next++ = {v.data(), v.size_bytes(), access_mode::inout, false, intent_choice::follow};
-    } else {
-      const void* p = const_cast<const void*>(static_cast<const volatile void*>(a));
-      *next++ = {p, p == nullptr ? 0u : 1u, access_mode::inout, false, intent_choice::follow};
-    }
+void collect_tag(placement_range*& next, const Arg& a) noexcept {
+  if constexpr (is_tagged_v<Arg>) {
+    *next++ = {a.range.data(), a.range.size_bytes(), a.how, a.record};
   }
 }
 
-/// Whether a launch of `kernel` with cfg would be accepted on the current device: the checks
-/// the runtime makes before it queues anything (block and grid extents against the device,
-/// threads and dynamic shared memory against this kernel's own limits). False when unsure.
-UNIMEM_DETAIL_OUTLINE bool launch_would_be_accepted(const void* kernel,
-                                                    const launch_config& cfg) noexcept
-#if UNIMEM_DETAIL_DEFINE_OUTLINE
-{
-  int id = 0;
-  backend::kernel_launch_limits k{};
-  const backend::result d = backend::get_device(&id);
-  if (d.code != backend::success) {
-    backend::forget_if_last(d.code);
-    return false;
-  }
-  const backend::result r = backend::kernel_limits(kernel, &k);
-  if (r.code != backend::success) {
-    backend::forget_if_last(r.code);
-    return false;
-  }
-  using a = backend::device_attribute;
-  const a limits[] = {a::max_block_dim_x, a::max_block_dim_y, a::max_block_dim_z,
-                      a::max_grid_dim_x,  a::max_grid_dim_y,  a::max_grid_dim_z};
-  const unsigned asked[] = {cfg.block.x, cfg.block.y, cfg.block.z,
-                            cfg.grid.x,  cfg.grid.y,  cfg.grid.z};
-  for (std::size_t i = 0; i < 6; ++i) {
-    int limit = 0;
-    const backend::result q = backend::get_attribute(&limit, limits[i], id);
-    if (q.code != backend::success) backend::forget_if_last(q.code);
-    if (q.code != backend::success || limit <= 0 || asked[i] > static_cast<unsigned>(limit)) {
-      return false;
-    }
-  }
-  return k.max_threads_per_block > 0 &&
-         cfg.block.volume() <= static_cast<std::uint64_t>(k.max_threads_per_block) &&
-         k.max_dynamic_shared_bytes >= 0 &&
-         cfg.shared_bytes <= static_cast<std::size_t>(k.max_dynamic_shared_bytes);
-}
-#else
-    ;
-#endif
-
-/// Places the tagged ranges on `device`, on stream s, in stream order before the kernel,
-/// through the one placement path (placement.hpp).
-///
-/// in() and inout() ranges are prefetched. An out() range is discarded and populated on the
-/// device without moving data (CUDA >= 12.8, off the legacy default stream) only when it is
-/// safe: no other argument of the launch can reach it (else the kernel may read it: it is
-/// prefetched as inout), and the launch is known to be accepted (else a refused launch would
-/// have lost the data). The placement path queues every prefetch that can throw before the
-/// discards, so an exception never leaves data discarded. Elsewhere out() ranges are prefetched.
-/// Ranges whose intent is map (a tag's, or the range's own: see unimem::intent) do not move: the
-/// launching GPU maps them, with advice given once per range and GPU.
-template <std::size_t N, class AcceptedFn>
-void place_for_launch(const range_use (&uses)[N], int device, stream_ref s,
-                      call_site where, AcceptedFn&& launch_accepted) {
-  placement_range ranges[N == 0 ? 1 : N];
+/// Places the tagged ranges on `device`, on stream s, in stream order before the kernel, through
+/// the one placement path (placement.hpp): a range whose record says it is there already costs
+/// nothing; the others are moved there, or mapped for it where their intent says so. The same
+/// range tagged twice (in(b), inout(b)) is placed once, with the first intent a tag names.
+template <std::size_t N>
+void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, call_site where) {
   std::size_t count = 0;
-  bool any_discard = false;
   for (std::size_t i = 0; i < N; ++i) {
-    if (!uses[i].tagged || uses[i].bytes == 0) continue;
-    bool repeated = false;  // the same range tagged twice (in(b), inout(b)) is placed once
-    for (std::size_t j = 0; j < i && !repeated; ++j) {
-      repeated = uses[j].tagged && uses[j].same_range(uses[i]);
+    bool repeated = false;
+    for (std::size_t j = 0; j < count && !repeated; ++j) {
+      repeated = ranges[j].ptr == ranges[i].ptr && ranges[j].bytes == ranges[i].bytes;
+      if (repeated && ranges[j].how == intent_choice::follow) ranges[j].how = ranges[i].how;
     }
-    if (repeated) continue;
-    // Its intent: the first tag of this range that names one (in(b), inout(b, mapped): mapped).
-    intent_choice how = uses[i].how;
-    for (std::size_t j = i + 1; j < N && how == intent_choice::follow; ++j) {
-      if (uses[j].tagged && uses[j].same_range(uses[i])) how = uses[j].how;
-    }
-    // A mapped range is not moved, so there is nothing to discard (and no need to ask whether
-    // the launch will be accepted).
-    bool discard = uses[i].mode == access_mode::out && how != intent_choice::map;
-    for (std::size_t j = 0; j < N && discard; ++j) {
-      const bool other_writer = uses[j].tagged && uses[j].mode == access_mode::out;
-      discard = j == i || other_writer || !uses[i].overlaps(uses[j]);
-    }
-    ranges[count++] = {uses[i].ptr, uses[i].bytes, discard, how};
-    any_discard = any_discard || discard;
-  }
-  // The acceptance check queries the device and the kernel: only where a discard could happen.
-  if (any_discard && discard_possible(location::device(device), s) && !launch_accepted()) {
-    for (std::size_t i = 0; i < count; ++i) ranges[i].discard = false;
+    if (!repeated) ranges[count++] = ranges[i];
   }
   (void)place(ranges, count, location::device(device), s, "unimem::launch (access tags)", where,
               true);
@@ -282,7 +171,9 @@ void place_for_launch(const range_use (&uses)[N], int device, stream_ref s,
 ///
 /// Arguments tagged with unimem::in(), out() or inout() are placed on the launching device,
 /// on cfg.stream, before the kernel (see access.hpp): moved there, or mapped for it where their
-/// intent says so (in(a, unimem::mapped)); untagged buffers are not placed.
+/// intent says so (in(a, unimem::mapped)); untagged buffers are not placed. A managed_buffer
+/// already placed there by an earlier launch, with no page fault in the process since, costs
+/// nothing more (its placement record, docs/architecture.md).
 ///
 /// The launching device: cfg.device when set (made current for the launch); else the stream's
 /// device where it is known (a unimem::stream knows it; for a native handle in a launch with
@@ -317,14 +208,10 @@ void launch(void (*kernel)(Params...), detail::located_config located, Args&&...
       const detail::launch_device launching(cfg, tagged != 0, where);
       {
         if constexpr (tagged != 0) {
-          constexpr std::size_t reached =
-              (std::size_t{detail::reaches_memory_v<const Args&>} + ... + 0);
-          detail::range_use uses[reached]{};
-          detail::range_use* next = uses;
-          (detail::collect_range(next, args), ...);
-          detail::place_for_launch(uses, launching.id, cfg.stream, where, [&] {
-            return detail::launch_would_be_accepted(reinterpret_cast<const void*>(kernel), cfg);
-          });
+          detail::placement_range ranges[tagged];
+          detail::placement_range* next = ranges;
+          (detail::collect_tag(next, args), ...);
+          detail::place_for_launch(ranges, launching.id, cfg.stream, where);
         }
         detail::launch_parameters(
             kernel, cfg, where,

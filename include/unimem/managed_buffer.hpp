@@ -6,6 +6,7 @@
 #include "config.hpp"
 #include "detail/host_array.hpp"
 #include "detail/owned_array.hpp"
+#include "detail/placement_record.hpp"
 #include "location.hpp"
 #include "memory_kind.hpp"
 #include "placement.hpp"
@@ -99,7 +100,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
     if (ft.where && ft.where->is_host()) {
       for (T* p = this->begin(); p != this->end(); ++p) ::new (static_cast<void*>(p)) T();
     } else {
-      detail::first_touch_bytes(this->data(), this->bytes(), ft, true, where);
+      detail::first_touch_bytes(this->data(), this->bytes(), ft, true, &record_, where);
     }
   }
   /// @brief n uninitialised elements whose pages start at ft's location (prefetched there, in
@@ -108,30 +109,33 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   managed_buffer(size_type n, first_touch_t ft, uninitialized_t,
                  call_site where = call_site::current())
       : base(n, uninitialized, where) {
-    detail::first_touch_bytes(this->data(), this->bytes(), ft, false, where);
+    detail::first_touch_bytes(this->data(), this->bytes(), ft, false, &record_, where);
   }
 
   // ---- placement (see placement.hpp for the free functions over views and sub-ranges) ----
 
-  /// @brief Queues a migration of all pages to l on stream s (asynchronous, stream-ordered).
+  /// @brief Queues a migration of all pages to l on stream s (asynchronous, stream-ordered);
+  /// nothing where unimem placed the buffer at l and the process has taken no page fault since.
   hint_status prefetch(location l, stream_ref s = {}, call_site where = call_site::current()) const {
-    return unimem::prefetch(this->cview(), l, s, where);
+    return unimem::prefetch(*this, l, s, where);
   }
   /// @brief Advice for the whole buffer (l is ignored for advice::read_mostly).
   hint_status advise(advice a, location l, call_site where = call_site::current()) const {
-    return unimem::advise(this->cview(), a, l, where);
+    return unimem::advise(*this, a, l, where);
   }
   /// @brief advise(advice::read_mostly). @throws unimem::argument_error for other advice.
   hint_status advise(advice a, call_site where = call_site::current()) const {
-    return unimem::advise(this->cview(), a, where);
+    return unimem::advise(*this, detail::needs_no_location(a, "unimem::advise"), location::host(),
+                          where);
   }
   /// @brief Withdraws advice.
   hint_status unadvise(advice a, location l, call_site where = call_site::current()) const {
-    return unimem::unadvise(this->cview(), a, l, where);
+    return unimem::unadvise(*this, a, l, where);
   }
   /// @brief Withdraws read_mostly advice. @throws unimem::argument_error for other advice.
   hint_status unadvise(advice a, call_site where = call_site::current()) const {
-    return unimem::unadvise(this->cview(), a, where);
+    return unimem::unadvise(*this, detail::needs_no_location(a, "unimem::unadvise"),
+                            location::host(), where);
   }
   /// @brief Whether the whole buffer carries read_mostly advice.
   [[nodiscard]] bool is_read_mostly(call_site where = call_site::current()) const {
@@ -155,7 +159,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   /// the host. Without a stream, waits for every GPU with work; with a stream, for that stream
   /// (see unimem::ready_for_host).
   hint_status ready_for_host(stream_ref s = {}, call_site where = call_site::current()) const {
-    return unimem::ready_for_host(this->cview(), s, where);
+    return unimem::ready_for_host(*this, s, where);
   }
 
   /// @brief Attaches the allocation to stream s (see unimem::attach), asynchronously on s.
@@ -164,8 +168,21 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
     unimem::attach(this->cview(), s, m, where);
   }
 
+  /// @brief Exchanges the two buffers (their allocations and what unimem knows of their pages).
+  void swap(managed_buffer& other) noexcept {
+    base::swap(other);
+    record_.swap(other.record_);
+  }
   /// @brief Exchanges the two buffers.
   friend void swap(managed_buffer& a, managed_buffer& b) noexcept { a.swap(b); }
+
+ private:
+  /// The placement-record hook (access.hpp): tags and placement calls of this buffer use it.
+  friend detail::placement_record* unimem_detail_placement_record(const managed_buffer& b) noexcept {
+    return &b.record_;
+  }
+  // Where unimem last placed the pages, and the fault count then (detail/placement_record.hpp).
+  mutable detail::placement_record record_;
 };
 
 UNIMEM_END_NAMESPACE

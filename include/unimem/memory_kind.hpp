@@ -22,7 +22,6 @@
 
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
-#include "detail/mapped_ranges.hpp"
 #include "detail/owned_array.hpp"
 #include "error.hpp"
 
@@ -101,14 +100,8 @@ struct managed_memory {
         [](void** p, std::size_t b) { return detail::backend::malloc_managed(p, b, true); },
         bytes, what, where);
   }
-  /// @brief Frees the `bytes` allocated at p; unimem forgets the intents (access.hpp) and the
-  /// read-mostly advice it recorded for them. Never throws.
-  static void deallocate(void* p, std::size_t bytes) noexcept {
-    const auto b = reinterpret_cast<std::uintptr_t>(p);
-    if (!detail::mapped_table().empty()) detail::mapped_table().remove(b, b + bytes);
-    detail::forget_read_mostly_of_freed(b, b + bytes);
-    (void)detail::backend::free(p);
-  }
+  /// @brief Frees the `bytes` allocated at p. Never throws.
+  static void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)detail::backend::free(p); }
 };
 
 /// @brief Memory of the current GPU: kernels and copies only, the CPU cannot touch it.

@@ -489,16 +489,19 @@ inline bool managed_on_host(const void* p, std::size_t bytes, call_site where) {
   if (!::unimem::detail::device_migrates(::unimem::detail::current_device_id(where), where)) {
     return true;  // AMD without XNACK: managed memory is host memory the GPU maps
   }
-  const auto b = reinterpret_cast<std::uintptr_t>(p);
-  if (::unimem::detail::mapped_table().covers(b, b + bytes)) return true;
-  int last = ::unimem::detail::backend::no_location_id;
-  const auto q = ::unimem::detail::backend::range_attribute_ints(
-      &last, 1, ::unimem::detail::backend::range_attribute::last_prefetch_location, p, bytes);
-  if (q.code != ::unimem::detail::backend::success) {
-    ::unimem::detail::backend::forget_if_last(q.code);
-    return false;
+  namespace be = ::unimem::detail::backend;
+  // Mapped (preferred location host: an intent map) or last prefetched to the host.
+  for (const be::range_attribute a :
+       {be::range_attribute::preferred_location, be::range_attribute::last_prefetch_location}) {
+    int id = be::no_location_id;
+    const auto q = be::range_attribute_ints(&id, 1, a, p, bytes);
+    if (q.code != be::success) {
+      be::forget_if_last(q.code);
+      return false;
+    }
+    if (id == be::host_location_id) return true;
   }
-  return last == ::unimem::detail::backend::host_location_id;
+  return false;
 }
 
 template <class T>

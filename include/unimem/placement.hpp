@@ -1,7 +1,9 @@
 // unimem: where managed data lives. Prefetch, advice and their queries over views and
 // containers, first touch, stream attachment and readiness for CPU access, all through one
 // placement path (detail::place), which checks the location, applies the capability policy
-// (placement_policy.hpp) once and queues the runtime's calls in stream order.
+// (placement_policy.hpp) once and queues the runtime's calls in stream order. A managed_buffer's
+// placement record (detail/placement_record.hpp) lets the path skip what is already in place;
+// intents live in the runtime's own advice. Nothing here is process-wide or keyed by address.
 /// @file
 /// @brief Where managed data lives: prefetch(), advise() and unadvise() with their queries,
 /// first_touch(), attach() and ready_for_host(), over views and containers.
@@ -14,8 +16,7 @@
 #include "argument_error.hpp"
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
-#include "detail/mapped_ranges.hpp"
-#include "detail/transfer.hpp"
+#include "detail/placement_record.hpp"
 #include "device.hpp"
 #include "error.hpp"
 #include "kernel_argument.hpp"
@@ -171,14 +172,14 @@ struct scratch {
   T* p;
 };
 
-/// One range for the placement path. `discard`: its old contents are not needed. `how`: plain
-/// for the placement calls (the whole range moves, its intent is left alone); a tag's choice
-/// otherwise (follow the range's intent, or set it to move or map: access.hpp).
+/// One range for the placement path. `how`: a tag's intent (access.hpp), or plain for the
+/// placement calls (the range moves, its intent is left alone). `record`: the placement record
+/// of the buffer the range is all of (detail/placement_record.hpp), or null (a view).
 struct placement_range {
   const void* ptr;
   std::size_t bytes;
-  bool discard;
   intent_choice how;
+  placement_record* record;
 };
 
 /// Throws unimem::error (invalid device) for a device location that names no GPU.
@@ -191,136 +192,88 @@ inline int capability_device(location l, call_site where) {
   return l.is_host() ? current_device_id(where) : l.device_id();
 }
 
-/// Whether the runtime can discard stale pages while placing them at l on stream s (CUDA >= 12.8,
-/// towards a device, off the legacy default stream).
-inline bool discard_possible(location l, stream_ref s) noexcept {
-  return backend::has_discard_prefetch && l.is_device() &&
-         !backend::is_legacy_default_stream(s.get());
+inline int range_int(backend::range_attribute a, const void* p, std::size_t bytes,
+                     call_site where) {
+  int v = backend::no_location_id;
+  check(backend::range_attribute_ints(&v, 1, a, p, bytes), where);
+  return v;
 }
 
-// ---- intents: the mapped-range table (detail/mapped_ranges.hpp) and the advice behind it ----
-
-/// Whether the advice of device d is remembered in a piece's device set (devices 63 and up share
-/// one bit that remembers nothing: their advice is given at every use).
-constexpr bool remembered(std::uint64_t devices, int d) noexcept {
-  return d >= 0 && d < 63 && (devices & device_bit(d)) != 0;
-}
-
-/// Calls f(piece) for each piece of [p, p + bytes) by the mapped-range table, in address order,
-/// outside the table's lock.
+/// Calls f(id) for each location with accessed-by advice for the whole range, in the runtime's
+/// order: a device ordinal, or backend::host_location_id.
 template <class F>
-void for_each_piece(const void* p, std::size_t bytes, F&& f) {
-  const auto b = reinterpret_cast<std::uintptr_t>(p);
-  constexpr std::size_t on_stack = 8;
-  range_piece small[on_stack];
-  std::size_t n = mapped_table().pieces(b, b + bytes, small, on_stack);
-  if (n <= on_stack) {
-    for (std::size_t i = 0; i < n; ++i) f(small[i]);
-    return;
-  }
-  for (;;) {  // more pieces than fit on the stack; the table may change meanwhile: ask again
-    scratch<range_piece> large(n);
-    const std::size_t m = mapped_table().pieces(b, b + bytes, large.p, n);
-    if (m <= n) {
-      for (std::size_t i = 0; i < m; ++i) f(large.p[i]);
-      return;
-    }
-    n = m;
-  }
-}
-
-inline const void* piece_ptr(const range_piece& x) noexcept {
-  return reinterpret_cast<const void*>(x.begin);
-}
-
-/// Maps [p, p + bytes) for device d: the parts not yet mapped get preferred location host, and
-/// every part not yet mapped for d gets accessed-by d; the table remembers it. With
-/// `only_mapped_parts` (a tag that follows the range's intent) the parts that are not mapped
-/// are left alone. Advice is not stream-ordered: it applies at once.
-inline void map_range(const void* p, std::size_t bytes, int d, bool only_mapped_parts,
-                      call_site where) {
-  for_each_piece(p, bytes, [&](const range_piece& x) {
-    if ((only_mapped_parts && !x.mapped) || (x.mapped && remembered(x.devices, d))) return;
-    if (!x.mapped) {
-      check(backend::advise(piece_ptr(x), x.end - x.begin,
-                            backend::mem_advice::set_preferred_location, {true, -1}),
-            where);
-    }
-    check(backend::advise(piece_ptr(x), x.end - x.begin, backend::mem_advice::set_accessed_by,
-                          {false, d}),
-          where);
-    // Recorded piece by piece, as soon as its advice is given: an exception later leaves the
-    // table true to the runtime.
-    mapped_table().add(x.begin, x.end, device_bit(d));
-  });
-}
-
-/// Undoes the mapping of the mapped parts of [p, p + bytes): their preferred location and the
-/// accessed-by advice of their devices are withdrawn, and the table forgets them.
-inline void unmap_range(const void* p, std::size_t bytes, call_site where) {
-  if (mapped_table().empty()) return;
-  for_each_piece(p, bytes, [&](const range_piece& x) {
-    if (!x.mapped) return;
-    const std::size_t n = x.end - x.begin;
-    check(
-        backend::advise(piece_ptr(x), n, backend::mem_advice::unset_preferred_location, {true, -1}),
+void for_each_accessor(const void* p, std::size_t bytes, call_site where, F&& f) {
+  const std::size_t slots = static_cast<std::size_t>(device_count(where)) + 1;  // and the host
+  scratch<int> ids(slots);
+  for (std::size_t i = 0; i < slots; ++i) ids.p[i] = backend::no_location_id;
+  check(backend::range_attribute_ints(ids.p, slots, backend::range_attribute::accessed_by, p,
+                                      bytes),
         where);
-    const int devices = device_count(where);
-    for (int d = 0; d < devices; ++d) {
-      if ((x.devices & device_bit(d)) == 0) continue;
-      check(backend::advise(piece_ptr(x), n, backend::mem_advice::unset_accessed_by, {false, d}),
-            where);
-    }
-    mapped_table().remove(x.begin, x.end);
+  for (std::size_t i = 0; i < slots; ++i) {
+    if (ids.p[i] >= 0 || ids.p[i] == backend::host_location_id) f(ids.p[i]);
+  }
+}
+
+// ---- intents: the runtime's own advice is their record (no table) ----
+
+/// Whether the whole range is mapped: its preferred location is the host (a mapped tag,
+/// set_intent(), or advise() gave it).
+inline bool is_mapped(const void* p, std::size_t bytes, call_site where) {
+  return range_int(backend::range_attribute::preferred_location, p, bytes, where) ==
+         backend::host_location_id;
+}
+
+/// Gives device d accessed-by advice for the range, unless the runtime says it has it.
+inline void add_accessor(const void* p, std::size_t bytes, int d, call_site where) {
+  bool has_d = false;
+  for_each_accessor(p, bytes, where, [&](int id) { has_d = has_d || id == d; });
+  if (!has_d) {
+    check(backend::advise(p, bytes, backend::mem_advice::set_accessed_by, {false, d}), where);
+  }
+}
+
+/// Maps the range for device d: preferred location host and accessed-by advice for d, each
+/// given only where the runtime says it is missing. Advice is not stream-ordered.
+inline void map_range(const void* p, std::size_t bytes, int d, call_site where) {
+  if (!is_mapped(p, bytes, where)) {
+    check(backend::advise(p, bytes, backend::mem_advice::set_preferred_location, {true, -1}),
+          where);
+  }
+  add_accessor(p, bytes, d, where);
+}
+
+/// Undoes a mapping: withdraws preferred location host and every device's accessed-by advice.
+inline void unmap_range(const void* p, std::size_t bytes, call_site where) {
+  if (!is_mapped(p, bytes, where)) return;
+  check(backend::advise(p, bytes, backend::mem_advice::unset_preferred_location, {true, -1}),
+        where);
+  for_each_accessor(p, bytes, where, [&](int id) {
+    check(backend::advise(p, bytes, backend::mem_advice::unset_accessed_by, {id < 0, id}), where);
   });
 }
 
-/// Queues the prefetch of [p, p + bytes) to l on s through the transfer engine
-/// (detail/transfer.hpp): chunks over the pool of streams of s's device, forked from s and
-/// joined back into it, when the range is large, bound for a GPU and last prefetched to another
-/// GPU, and s's device is known (a unimem::stream, or the default stream of the current
-/// device); one call otherwise.
-inline void prefetch_range(const void* p, std::size_t bytes, location l,
-                           backend::native_location native, stream_ref s, call_site where) {
-  if (l.is_device() && bytes >= transfer_settings::min_split_bytes &&
-      (s.is_default() || s.knows_device())) {
-    int last = backend::no_location_id;
-    const backend::result q = backend::range_attribute_ints(
-        &last, 1, backend::range_attribute::last_prefetch_location, p, bytes);
-    if (q.code != backend::success) {
-      backend::forget_if_last(q.code);
-    } else if (last >= 0 && last != l.device_id()) {
-      const int current = current_device_id(where);
-      const int owner = s.knows_device() ? s.device_id() : current;
-      device_restore restore;  // the pool and the events belong to s's device: made current
-      if (owner != current) {
-        check(backend::set_device(owner), where);
-        restore.arm(current);
-      }
-      backend::result failed{backend::success, ""};
-      if (split_prefetch(p, bytes, native, owner, s.get(), &failed)) {
-        check(failed, where);
-        return;
-      }
-    }
-  }
-  check(backend::prefetch(p, bytes, native, s.get()), where);
+/// Whether a range of `how` needs nothing towards device d: its record says it is there (moved,
+/// or mapped for d, as `how` allows) and the process has taken no page fault since.
+inline bool already_placed(const placement_range& r, int d, std::uint64_t faults) noexcept {
+  if (r.record == nullptr) return false;
+  const bool moved_ok = r.how != intent_choice::map;
+  const bool mapped_ok = r.how == intent_choice::follow || r.how == intent_choice::map;
+  return (moved_ok && r.record->holds(placement_record::stamp(d, false, faults))) ||
+         (mapped_ok && r.record->holds(placement_record::stamp(d, true, faults)));
 }
 
-/// Whether any part of r is mapped: one lock-free load while nothing is mapped, else one
-/// binary search of the table.
-inline bool overlaps_mapped(const placement_range& r) noexcept {
-  const auto b = reinterpret_cast<std::uintptr_t>(r.ptr);
-  return mapped_table().overlaps(b, b + r.bytes);
-}
-
-/// The one placement path. On stream s, in order: the intents of tagged ranges first (advice,
-/// which can throw, before anything is queued), then the prefetch of every range to l that
-/// moves (through the transfer engine, prefetch_range; the discarding prefetch, last and in one
-/// batch, for ranges marked discard where the runtime has it; elsewhere a plain prefetch). A range
-/// that is mapped (intent map, or a range that follows an intent map) does not move: the GPU maps
-/// it, and towards the host it is there already. Empty ranges are skipped; the location and the
-/// capability policy are checked once. Returns empty when every range is empty.
+/// The one placement path: every range to l, in order on stream s. For each range:
+/// 1. towards a GPU, nothing when its record holds (already there, no fault since: no runtime
+///    call at all);
+/// 2. its intent (towards a GPU): map gives the missing advice, move withdraws a mapping,
+///    follow asks the runtime whether the range is mapped (then this GPU maps it too);
+/// 3. a range that is not mapped is prefetched (a mapped one is host memory the GPU maps, and
+///    towards the host it is there already);
+/// 4. the record remembers a placement on a GPU and forgets one on the host. Pages moved
+///    without a record to the host, or to one GPU of several, may be pages some buffer's record
+///    places elsewhere: one fault on purpose makes every record stop holding.
+/// Empty ranges are skipped; the location and the capability policy are checked once. Returns
+/// empty when every range is empty.
 inline hint_status place(const placement_range* ranges, std::size_t count, location l,
                          stream_ref s, const char* what, call_site where,
                          bool location_known_valid = false) {
@@ -332,62 +285,39 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
     return hint_status::unsupported;
   }
   const backend::native_location native{l.is_host(), l.device_id()};
-  // 1. Intents. Tags place towards a device; towards the host (ready_for_host) nothing is set.
-  for (std::size_t i = 0; i < count && l.is_device(); ++i) {
-    const placement_range& r = ranges[i];
-    if (r.bytes == 0) continue;
-    if (r.how == intent_choice::map) map_range(r.ptr, r.bytes, l.device_id(), false, where);
-    if (r.how == intent_choice::move) unmap_range(r.ptr, r.bytes, where);
-    if (r.how == intent_choice::follow && overlaps_mapped(r)) {
-      map_range(r.ptr, r.bytes, l.device_id(), true, where);  // mapped parts: this GPU too
-    }
-  }
-  // 2. Prefetches; the discarding ones are collected for step 3.
-  constexpr std::size_t on_stack = 16;  // launches have a handful of arguments: no allocation
-  void* ptrs_small[on_stack];
-  std::size_t sizes_small[on_stack];
-  scratch<void*> ptrs_large(count > on_stack ? count : 0);
-  scratch<std::size_t> sizes_large(count > on_stack ? count : 0);
-  void** ptrs = count > on_stack ? ptrs_large.p : ptrs_small;
-  std::size_t* sizes = count > on_stack ? sizes_large.p : sizes_small;
-  std::size_t discards = 0;
-  const bool can_discard = discard_possible(l, s);
+  const int d = l.is_device() ? l.device_id() : -1;
+  const std::uint64_t faults = host_faults();
+  bool unrecorded_move = false;
   for (std::size_t i = 0; i < count; ++i) {
     const placement_range& r = ranges[i];
-    if (r.bytes == 0 || (r.how == intent_choice::map && l.is_device())) continue;
-    if (r.how == intent_choice::follow && overlaps_mapped(r)) {
-      // Part of it is mapped: only the other parts move, none is discarded.
-      for_each_piece(r.ptr, r.bytes, [&](const range_piece& x) {
-        if (!x.mapped) prefetch_range(piece_ptr(x), x.end - x.begin, l, native, s, where);
-      });
-      continue;
+    if (r.bytes == 0 || (d >= 0 && already_placed(r, d, faults))) continue;
+    bool mapped = false;
+    if (r.how == intent_choice::map && d >= 0) {
+      map_range(r.ptr, r.bytes, d, where);
+      mapped = true;
+    } else if (r.how == intent_choice::move && d >= 0) {
+      unmap_range(r.ptr, r.bytes, where);
+    } else if (r.how == intent_choice::follow) {
+      mapped = is_mapped(r.ptr, r.bytes, where);
+      if (mapped && d >= 0) add_accessor(r.ptr, r.bytes, d, where);  // this GPU maps it too
     }
-    // Never a range that may have read-mostly advice: the CUDA 13 driver (580) then keeps the
-    // host's read-only duplicates of pages a discarding prefetch placed on the GPU, and the
-    // host reads stale data after the kernel wrote them (found by ModelGpu, seeds 4 and 98).
-    if (r.discard && can_discard &&
-        !read_mostly_table().overlaps(reinterpret_cast<std::uintptr_t>(r.ptr),
-                                      reinterpret_cast<std::uintptr_t>(r.ptr) + r.bytes)) {
-      ptrs[discards] = const_cast<void*>(r.ptr);
-      sizes[discards++] = r.bytes;
-      continue;
-    }
-    prefetch_range(r.ptr, r.bytes, l, native, s, where);
-  }
-  if (discards == 0) return hint_status::applied;
-  // 3. The discarding prefetches go last, in one batch: everything that can throw came first.
-  const backend::result r = backend::discard_and_prefetch(ptrs, sizes, discards, native, s.get());
-  if (r.code != backend::success) {  // not available in this driver: move the data instead
-    backend::forget_if_last(r.code);
-    for (std::size_t i = 0; i < discards; ++i) {
-      check(backend::prefetch(ptrs[i], sizes[i], native, s.get()), where);
+    if (!mapped) check(backend::prefetch(r.ptr, r.bytes, native, s.get()), where);
+    if (r.record == nullptr) {
+      unrecorded_move = unrecorded_move || (!mapped && (d < 0 || device_count(where) > 1));
+    } else if (d >= 0) {
+      r.record->set(placement_record::stamp(d, mapped, faults));
+    } else {
+      r.record->forget();
     }
   }
+  if (unrecorded_move) fault_on_purpose();
   return hint_status::applied;
 }
 
+/// Advice for [p, p + bytes). A buffer's record forgets (its mapping may have changed); advice
+/// over a view that may change a mapping makes every record stop holding (fault_on_purpose).
 inline hint_status advise_bytes(const void* p, std::size_t bytes, advice a, location l, bool set,
-                                call_site where) {
+                                placement_record* record, call_site where) {
   if (bytes == 0) return hint_status::empty;
   const char* what = set ? "unimem::advise" : "unimem::unadvise";
   check_location(l, what, where);
@@ -406,10 +336,12 @@ inline hint_status advise_bytes(const void* p, std::size_t bytes, advice a, loca
       native = set ? backend::mem_advice::set_accessed_by : backend::mem_advice::unset_accessed_by;
       break;
   }
-  const auto b = reinterpret_cast<std::uintptr_t>(p);
-  if (a == advice::read_mostly && set) note_read_mostly(b, b + bytes, true);  // before: may apply
   check(backend::advise(p, bytes, native, {l.is_host(), l.device_id()}), where);
-  if (a == advice::read_mostly && !set) note_read_mostly(b, b + bytes, false);
+  if (record != nullptr) {
+    record->forget();
+  } else if (a != advice::read_mostly) {
+    fault_on_purpose();
+  }
   return hint_status::applied;
 }
 
@@ -427,17 +359,56 @@ inline optional_location location_from_id(int id) noexcept {
   return optional_location();  // none, or not the same for the whole range
 }
 
-inline int range_int(backend::range_attribute a, const void* p, std::size_t bytes,
-                     call_site where) {
-  int v = backend::no_location_id;
-  check(backend::range_attribute_ints(&v, 1, a, p, bytes), where);
-  return v;
+/// set_intent over [p, p + bytes) for GPU `gpu` (see unimem::set_intent).
+inline hint_status set_intent_bytes(const void* p, std::size_t bytes, intent i, location gpu,
+                                    placement_record* record, call_site where) {
+  if (bytes == 0) return hint_status::empty;
+  const char* what = "unimem::set_intent";
+  if (i == intent::map && gpu.is_host()) {
+    throw argument_error(what).append(
+        ": intent map needs the GPU that maps the range, not the host");
+  }
+  check_location(gpu, what, where);
+  if (gate(gpu.device_id(), what, where) == hint_status::unsupported) {
+    return hint_status::unsupported;
+  }
+  if (i == intent::map) {
+    map_range(p, bytes, gpu.device_id(), where);
+  } else {
+    unmap_range(p, bytes, where);
+  }
+  if (record != nullptr) {
+    if (i == intent::map) {
+      record->set(placement_record::stamp(gpu.device_id(), true, host_faults()));
+    } else {
+      record->forget();
+    }
+  } else {
+    fault_on_purpose();
+  }
+  return hint_status::applied;
+}
+
+/// ready_for_host over [p, p + bytes) (see unimem::ready_for_host).
+inline hint_status ready_bytes(const void* p, std::size_t bytes, stream_ref s,
+                               placement_record* record, call_site where) {
+  if (bytes == 0) return hint_status::empty;
+  if (s.is_default()) synchronize_all_devices(where);
+  const placement_range r{p, bytes, intent_choice::follow, record};
+  const hint_status st = place(&r, 1, location::host(), s, "unimem::ready_for_host", where);
+  if (st == hint_status::unsupported) {
+    if (!s.is_default()) synchronize_all_devices(where);
+  } else {
+    s.synchronize(where);
+  }
+  return st;
 }
 
 /// First touch of a new allocation: its pages go to ft's location (the policy applies),
-/// optionally zeroed there, and the constructor waits for ft.stream.
+/// optionally zeroed there, and the constructor waits for ft.stream. A buffer's record then
+/// says where they are.
 inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool zero,
-                              call_site where) {
+                              placement_record* record, call_site where) {
   if (bytes == 0) return;
   optional_location l = ft.where;
   const int asked = l && l->is_device() ? l->device_id() : unspecified_device;
@@ -451,7 +422,7 @@ inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool
     }
     l = location::device(d);
   }
-  const placement_range r{p, bytes, false, intent_choice::plain};
+  const placement_range r{p, bytes, intent_choice::plain, record};
   if (l->is_host()) {
     (void)place(&r, 1, *l, ft.stream, "unimem::first_touch", where);
     ft.stream.synchronize(where);
@@ -481,7 +452,7 @@ inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool
 template <class T>
 hint_status prefetch(view<T> v, location l, stream_ref s = {},
                      call_site where = call_site::current()) {
-  const detail::placement_range r{v.data(), v.size_bytes(), false, detail::intent_choice::plain};
+  const detail::placement_range r{v.data(), v.size_bytes(), detail::intent_choice::plain, nullptr};
   return detail::place(&r, 1, l, s, "unimem::prefetch", where);
 }
 
@@ -489,7 +460,7 @@ hint_status prefetch(view<T> v, location l, stream_ref s = {},
 /// Advice moves no data by itself; it survives prefetches until unadvise.
 template <class T>
 hint_status advise(view<T> v, advice a, location l, call_site where = call_site::current()) {
-  return detail::advise_bytes(v.data(), v.size_bytes(), a, l, true, where);
+  return detail::advise_bytes(v.data(), v.size_bytes(), a, l, true, nullptr, where);
 }
 /// @brief advise(v, advice::read_mostly); other advice needs a location.
 /// @throws unimem::argument_error for preferred_location or accessed_by without a location.
@@ -500,7 +471,7 @@ hint_status advise(view<T> v, advice a, call_site where = call_site::current()) 
 /// @brief Withdraws advice given with advise().
 template <class T>
 hint_status unadvise(view<T> v, advice a, location l, call_site where = call_site::current()) {
-  return detail::advise_bytes(v.data(), v.size_bytes(), a, l, false, where);
+  return detail::advise_bytes(v.data(), v.size_bytes(), a, l, false, nullptr, where);
 }
 /// @brief unadvise(v, advice::read_mostly).
 /// @throws unimem::argument_error for preferred_location or accessed_by without a location.
@@ -520,7 +491,7 @@ template <class T>
 /// range's pages disagree).
 template <class T>
 [[nodiscard]] optional_location preferred_location(view<T> v,
-                                                         call_site where = call_site::current()) {
+                                                   call_site where = call_site::current()) {
   if (v.empty()) return optional_location();
   return detail::location_from_id(detail::range_int(
       detail::backend::range_attribute::preferred_location, v.data(), v.size_bytes(), where));
@@ -538,25 +509,17 @@ template <class T>
 template <class T>
 [[nodiscard]] location_list accessed_by(view<T> v, call_site where = call_site::current()) {
   if (v.empty()) return {};
-  const std::size_t slots = static_cast<std::size_t>(device_count(where)) + 1;  // and the host
-  detail::scratch<int> ids(slots);
-  for (std::size_t i = 0; i < slots; ++i) ids.p[i] = detail::backend::no_location_id;
-  detail::check(detail::backend::range_attribute_ints(ids.p, slots,
-                                                      detail::backend::range_attribute::accessed_by,
-                                                      v.data(), v.size_bytes()),
-                where);
-  std::size_t n = 0;  // keep the ids that name a location, in order
-  for (std::size_t i = 0; i < slots; ++i) {
-    if (detail::location_from_id(ids.p[i])) ids.p[n++] = ids.p[i];
-  }
+  detail::scratch<int> ids(static_cast<std::size_t>(device_count(where)) + 1);  // and the host
+  std::size_t n = 0;
+  detail::for_each_accessor(v.data(), v.size_bytes(), where, [&](int id) { ids.p[n++] = id; });
   return location_list(ids.p, n);
 }
 
 /// @brief Sets the range's intent (see unimem::intent) for GPU `gpu`, as a tag with that intent
-/// would at a launch on it: map gives the parts not yet mapped preferred location host and every
-/// part accessed-by advice for `gpu`, once (later tags and calls find it remembered and make no
-/// runtime call); move withdraws what mapping gave (the range then moves at its next tagged
-/// launch). Advice moves no data and applies at once, not in stream order.
+/// would at a launch on it: map gives the range preferred location host and accessed-by advice
+/// for `gpu` where the runtime says they are missing; move withdraws preferred location host and
+/// every device's accessed-by advice (the range then moves at its next tagged launch). Advice
+/// moves no data and applies at once, not in stream order.
 /// @return applied; empty for an empty range; unsupported where `gpu` cannot migrate managed
 /// pages and the policy is ignore (on AMD without XNACK managed memory is host memory the GPU
 /// maps already: there is nothing to change).
@@ -564,42 +527,29 @@ template <class T>
 /// memory that is not managed, or (policy throw_error) a device that cannot migrate.
 template <class T>
 hint_status set_intent(view<T> v, intent i, location gpu, call_site where = call_site::current()) {
-  if (v.empty()) return hint_status::empty;
-  const char* what = "unimem::set_intent";
-  if (i == intent::move) {
-    detail::unmap_range(v.data(), v.size_bytes(), where);
-    return hint_status::applied;
-  }
-  if (gpu.is_host()) {
-    throw argument_error(what).append(
-        ": intent map needs the GPU that maps the range, not the host");
-  }
-  detail::check_location(gpu, what, where);
-  if (detail::gate(gpu.device_id(), what, where) == hint_status::unsupported) {
-    return hint_status::unsupported;
-  }
-  detail::map_range(v.data(), v.size_bytes(), gpu.device_id(), false, where);
-  return hint_status::applied;
+  return detail::set_intent_bytes(v.data(), v.size_bytes(), i, gpu, nullptr, where);
 }
 /// @brief set_intent(v, i, the current device).
 template <class T>
 hint_status set_intent(view<T> v, intent i, call_site where = call_site::current()) {
   return set_intent(v, i, location::device(detail::current_device_id(where)), where);
 }
-/// @brief The range's intent: map when unimem has mapped every byte of it (for one GPU or
-/// more: accessed_by() says which), else move. Answered from unimem's own record, with no
-/// runtime call; advice given directly with advise() is not unimem's intent and does not count.
+/// @brief The range's intent, as the runtime's advice says: map when the whole range has
+/// preferred location host and accessed-by advice for at least one GPU (as a mapped tag,
+/// set_intent() or the same advise() calls leave it), else move.
+/// @throws unimem::error when the runtime cannot answer (memory that is not managed).
 template <class T>
-[[nodiscard]] intent intent_of(view<T> v) noexcept {
-  if (v.empty() || detail::mapped_table().empty()) return intent::move;
-  const auto b = reinterpret_cast<std::uintptr_t>(v.data());
-  return detail::mapped_table().covers(b, b + v.size_bytes()) ? intent::map : intent::move;
+[[nodiscard]] intent intent_of(view<T> v, call_site where = call_site::current()) {
+  if (v.empty() || !detail::is_mapped(v.data(), v.size_bytes(), where)) return intent::move;
+  bool any_gpu = false;
+  detail::for_each_accessor(v.data(), v.size_bytes(), where, [&](int id) { any_gpu |= id >= 0; });
+  return any_gpu ? intent::map : intent::move;
 }
 
 /// @brief Makes the range ready for CPU access: once it returns, no GPU is still writing the
-/// range and its pages are on the host (where the device can migrate them). The parts mapped
-/// by their intent (out(c, mapped), set_intent()) are host memory already and do not move: for
-/// results the CPU reads, that is the fastest way back (docs/pitfalls.md).
+/// range and its pages are on the host (where the device can migrate them). A range that is
+/// mapped (out(c, mapped), set_intent()) is host memory already and does not move: for results
+/// the CPU reads, that is the fastest way back (docs/pitfalls.md).
 ///
 /// - Without a stream (or with the default stream): waits for every GPU that may have work
 ///   (synchronize_all_devices(): a kernel on another GPU, or on a non-blocking stream, may be
@@ -613,16 +563,19 @@ template <class T>
 /// @throws unimem::error carrying any asynchronous error of the work waited for.
 template <class T>
 hint_status ready_for_host(view<T> v, stream_ref s = {}, call_site where = call_site::current()) {
-  if (v.empty()) return hint_status::empty;
-  if (s.is_default()) synchronize_all_devices(where);
-  const detail::placement_range r{v.data(), v.size_bytes(), false, detail::intent_choice::follow};
-  const hint_status st = detail::place(&r, 1, location::host(), s, "unimem::ready_for_host", where);
-  if (st == hint_status::unsupported) {
-    if (!s.is_default()) synchronize_all_devices(where);
-  } else {
-    s.synchronize(where);
-  }
-  return st;
+  return detail::ready_bytes(v.data(), v.size_bytes(), s, nullptr, where);
+}
+
+/// @brief Says that the range's pages may have moved where unimem did not see it: the next
+/// tagged launch places them again. Call it after a raw prefetch
+/// (cudaMemPrefetchAsync/hipMemPrefetchAsync), a raw kernel on another GPU, or host writes
+/// unimem could not have noticed. CPU reads and writes of pages on a GPU are noticed without it:
+/// each is a page fault, and a buffer's record holds only while the process takes none
+/// (docs/architecture.md, "Placement records"). For a view, every buffer's record stops
+/// holding (a view does not know its buffer); for a buffer, only its own. No runtime call.
+template <class T>
+void host_touched(view<T> v) noexcept {
+  if (!v.empty()) detail::fault_on_purpose();
 }
 
 /// @brief Attaches managed memory to stream s (hipStreamAttachMemAsync /
@@ -644,44 +597,71 @@ void attach(view<T> v, stream_ref s, attach_mode m = attach_mode::single,
 }
 
 // The same calls for containers (a managed_buffer, managed_vector, or a container that opted in
-// through unimem_view, see kernel_argument.hpp).
+// through unimem_view, see kernel_argument.hpp). A managed_buffer's placement record takes part:
+// placed where it already is, it is not placed again.
 
-/// @brief prefetch(to_view(c), l, s).
-template <class C, std::enable_if_t<!detail::is_view<C>::value && detail::viewable_v<const C>, int> = 0>
+namespace detail {
+/// Enables the container overloads below for containers (not views).
+template <class C>
+using if_container = std::enable_if_t<!is_view<C>::value && viewable_v<const C>, int>;
+}  // namespace detail
+
+/// @brief prefetch(to_view(c), l, s); nothing where c's placement record says it is at l already.
+template <class C, detail::if_container<C> = 0>
 hint_status prefetch(const C& c, location l, stream_ref s = {},
                      call_site where = call_site::current()) {
-  return prefetch(to_view(c), l, s, where);
+  const auto v = to_view(c);
+  const detail::placement_range r{v.data(), v.size_bytes(), detail::intent_choice::plain,
+                                  detail::record_of(c)};
+  return detail::place(&r, 1, l, s, "unimem::prefetch", where);
 }
 /// @brief advise(to_view(c), a, l).
-template <class C, std::enable_if_t<!detail::is_view<C>::value && detail::viewable_v<const C>, int> = 0>
+template <class C, detail::if_container<C> = 0>
 hint_status advise(const C& c, advice a, location l, call_site where = call_site::current()) {
-  return advise(to_view(c), a, l, where);
+  const auto v = to_view(c);
+  return detail::advise_bytes(v.data(), v.size_bytes(), a, l, true, detail::record_of(c), where);
+}
+/// @brief unadvise(to_view(c), a, l).
+template <class C, detail::if_container<C> = 0>
+hint_status unadvise(const C& c, advice a, location l, call_site where = call_site::current()) {
+  const auto v = to_view(c);
+  return detail::advise_bytes(v.data(), v.size_bytes(), a, l, false, detail::record_of(c), where);
 }
 /// @brief set_intent(to_view(c), i, gpu).
-template <class C,
-          std::enable_if_t<!detail::is_view<C>::value && detail::viewable_v<const C>, int> = 0>
+template <class C, detail::if_container<C> = 0>
 hint_status set_intent(const C& c, intent i, location gpu, call_site where = call_site::current()) {
-  return set_intent(to_view(c), i, gpu, where);
+  const auto v = to_view(c);
+  return detail::set_intent_bytes(v.data(), v.size_bytes(), i, gpu, detail::record_of(c), where);
 }
 /// @brief set_intent(to_view(c), i).
-template <class C,
-          std::enable_if_t<!detail::is_view<C>::value && detail::viewable_v<const C>, int> = 0>
+template <class C, detail::if_container<C> = 0>
 hint_status set_intent(const C& c, intent i, call_site where = call_site::current()) {
-  return set_intent(to_view(c), i, where);
+  return set_intent(c, i, location::device(detail::current_device_id(where)), where);
 }
 /// @brief intent_of(to_view(c)).
-template <class C,
-          std::enable_if_t<!detail::is_view<C>::value && detail::viewable_v<const C>, int> = 0>
-[[nodiscard]] intent intent_of(const C& c) noexcept {
-  return intent_of(to_view(c));
+template <class C, detail::if_container<C> = 0>
+[[nodiscard]] intent intent_of(const C& c, call_site where = call_site::current()) {
+  return intent_of(to_view(c), where);
 }
 /// @brief ready_for_host(to_view(c), s).
-template <class C, std::enable_if_t<!detail::is_view<C>::value && detail::viewable_v<const C>, int> = 0>
+template <class C, detail::if_container<C> = 0>
 hint_status ready_for_host(const C& c, stream_ref s = {}, call_site where = call_site::current()) {
-  return ready_for_host(to_view(c), s, where);
+  const auto v = to_view(c);
+  return detail::ready_bytes(v.data(), v.size_bytes(), s, detail::record_of(c), where);
+}
+/// @brief Says that c's pages may have moved where unimem did not see it (see
+/// host_touched(view)): for a managed_buffer its record forgets, so its next tagged launch
+/// places it again; for a container without a record, as host_touched(to_view(c)).
+template <class C, detail::if_container<C> = 0>
+void host_touched(const C& c) noexcept {
+  if (detail::placement_record* r = detail::record_of(c)) {
+    r->forget();
+  } else {
+    host_touched(to_view(c));
+  }
 }
 /// @brief attach(to_view(c), s, m).
-template <class C, std::enable_if_t<!detail::is_view<C>::value && detail::viewable_v<const C>, int> = 0>
+template <class C, detail::if_container<C> = 0>
 void attach(const C& c, stream_ref s, attach_mode m = attach_mode::single,
             call_site where = call_site::current()) {
   attach(to_view(c), s, m, where);

@@ -98,12 +98,6 @@ inline text cuda_version_string(int v) {
   return text().append(v / 1000).append(".").append(v % 1000 / 10);
 }
 
-/// What one kernel may be launched with on the current device.
-struct kernel_launch_limits {
-  int max_threads_per_block = 0;
-  int max_dynamic_shared_bytes = 0;
-};
-
 /// A three-component extent in the layout of the runtimes' dim3.
 struct extent3 {
   unsigned x, y, z;

@@ -155,17 +155,6 @@ inline result launch_kernel(const void* kernel, extent3 grid, extent3 block, voi
                                                shared_bytes, stream));
 }
 
-/// The limits one kernel has on the current device (they depend on its registers and static
-/// shared memory, and on cudaFuncSetAttribute calls made for it).
-inline result kernel_limits(const void* kernel, kernel_launch_limits* out) noexcept {
-  cudaFuncAttributes a{};
-  const result r = UNIMEM_DETAIL_NATIVE(cudaFuncGetAttributes(&a, kernel));
-  if (r.code != success) return r;
-  out->max_threads_per_block = a.maxThreadsPerBlock;
-  out->max_dynamic_shared_bytes = a.maxDynamicSharedSizeBytes;
-  return r;
-}
-
 inline result stream_synchronize(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaStreamSynchronize(s));
 }
@@ -282,34 +271,6 @@ inline result stream_attach(stream_handle s, void* p, std::size_t bytes, attach_
                          : k == attach_kind::host ? cudaMemAttachHost
                                                   : cudaMemAttachSingle;
   return UNIMEM_DETAIL_NATIVE(cudaStreamAttachMemAsync(s, p, bytes, flags));
-}
-
-/// CUDA >= 12.8 can discard stale pages while prefetching (no data moves for ranges the kernel
-/// will overwrite). The batch call refuses the legacy default stream.
-#if CUDART_VERSION >= 12080
-constexpr bool has_discard_prefetch = true;
-inline result discard_and_prefetch(void** ptrs, std::size_t* sizes, std::size_t count,
-                                   native_location l, stream_handle s) noexcept {
-  cudaMemLocation where = to_native(l);
-  std::size_t first = 0;
-  return UNIMEM_DETAIL_NATIVE(
-      cudaMemDiscardAndPrefetchBatchAsync(ptrs, sizes, count, &where, &first, 1, 0, s));
-}
-#else
-constexpr bool has_discard_prefetch = false;
-inline result discard_and_prefetch(void**, std::size_t*, std::size_t, native_location,
-                                   stream_handle) noexcept {
-  return {cudaErrorNotSupported, "cudaMemDiscardAndPrefetchBatchAsync (needs CUDA 12.8)"};
-}
-#endif
-
-/// True for the legacy default stream, which the batch placement calls refuse.
-inline bool is_legacy_default_stream(stream_handle s) noexcept {
-#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
-  return s == cudaStreamLegacy;
-#else
-  return s == nullptr || s == cudaStreamLegacy;
-#endif
 }
 
 inline result memset_async(void* p, int value, std::size_t bytes, stream_handle s) noexcept {

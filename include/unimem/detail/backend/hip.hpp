@@ -211,16 +211,6 @@ inline result launch_kernel(const void* kernel, extent3 grid, extent3 block, voi
                                               stream));
 }
 
-/// The limits one kernel has on the current device (registers, static shared memory).
-inline result kernel_limits(const void* kernel, kernel_launch_limits* out) noexcept {
-  hipFuncAttributes a{};
-  const result r = UNIMEM_DETAIL_NATIVE(hipFuncGetAttributes(&a, kernel));
-  if (r.code != success) return r;
-  out->max_threads_per_block = a.maxThreadsPerBlock;
-  out->max_dynamic_shared_bytes = a.maxDynamicSharedSizeBytes;
-  return r;
-}
-
 inline result stream_synchronize(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(hipStreamSynchronize(s));
 }
@@ -349,16 +339,6 @@ inline result stream_attach(stream_handle s, void* p, std::size_t bytes, attach_
                                                   : hipMemAttachSingle;
   return UNIMEM_DETAIL_NATIVE(hipStreamAttachMemAsync(s, any_pointer{p}, bytes, flags));
 }
-
-/// HIP has no discard-and-prefetch that unimem uses: out() arguments are prefetched.
-constexpr bool has_discard_prefetch = false;
-inline result discard_and_prefetch(void**, std::size_t*, std::size_t, native_location,
-                                   stream_handle) noexcept {
-  return {hipErrorNotSupported, "discard-and-prefetch (not available in HIP)"};
-}
-
-/// True for the default (null) stream.
-inline bool is_legacy_default_stream(stream_handle s) noexcept { return s == nullptr; }
 
 inline result memset_async(void* p, int value, std::size_t bytes, stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(hipMemsetAsync(p, value, bytes, s));

@@ -1,6 +1,6 @@
 // unimem-bench's harness: the options, timing, the table of results and the helpers that
 // several scenarios share. Each scenario is one source file (pipeline.cpp, steady_state.cpp,
-// launch_overhead.cpp, ping_pong.cpp, two_gpus.cpp) that adds its rows here; report.cpp
+// stream.cpp, launch_overhead.cpp, ping_pong.cpp, two_gpus.cpp) that adds its rows here; report.cpp
 // prints them and main.cpp runs everything.
 #pragma once
 
@@ -34,6 +34,7 @@ struct options {
   int threads = 0;     ///< CPU threads for the CPU's share of the work; 0: min(8, the cores)
   std::size_t sweep_max_mib = 4096;  ///< the largest size of the size sweeps
   std::string only;                  ///< ",a,b,": run only these scenarios (empty: all)
+  std::vector<std::size_t> stream_mib{64, 2048};  ///< the STREAM section's sizes, MiB per array
   int launches = 100000;
   int rounds = 2000;
   std::string csv;
@@ -118,6 +119,10 @@ void pipeline_sweep(const options& o);
 void movement(const options& o);
 /// @brief 2. The kernel alone on memory already on the GPU: device memory vs managed_buffer.
 void steady_state(const options& o);
+/// @brief 2b. BabelStream's kernels (copy, mul, add, triad, dot) over arrays of double already on
+/// the GPU, at each --stream-mib size: raw managed memory, managed_buffer untagged, tagged, and
+/// tagged with intent map.
+void stream_bench(const options& o);
 /// @brief 3. The host's cost of enqueueing a launch, raw vs unimem::launch.
 void launch_overhead(const options& o);
 /// @brief 4. CPU and GPU taking turns on one value and on one page.

@@ -2,25 +2,62 @@
 // side by side with a raw baseline written directly against the runtime (raw_runtime.hpp),
 // and the table reports medians over repetitions with their spread, plus the ratios that
 // matter. Build: the `unimem-bench` target (bench/). Run: unimem-bench [--size-mib N]
-// [--reps N] [--launches N] [--rounds N] [--csv FILE] [--quick].
+// [--reps N] [--launches N] [--rounds N] [--stream-mib A,B] [--csv FILE] [--quick].
 // One scenario a file (harness.hpp lists them); this file parses the options and runs them.
+//
+// Section "stream" (stream.cpp; alone: unimem-bench --only stream): BabelStream's copy, mul,
+// add, triad and dot over three arrays of double already on the GPU, each kernel timed with the
+// host's clock around its launch and stream synchronisation, at 64 MiB and 2 GiB per array
+// (--stream-mib; --quick: 64 only), in four variants: raw managed memory prefetched once with
+// <<<>>> launches, managed_buffer with untagged unimem::launch, the same with every launch
+// tagged (in/out; data already on the GPU must cost nothing more: target tagged / untagged
+// bandwidth >= 0.98), and tags with intent map (the arrays stay in host memory). Every
+// variant's results are checked against BabelStream's gold values.
 #include <unimem/unimem.hpp>
 
 #include "harness.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace {
 
 using unimem_bench::options;
 
+/// "A,B,...": sizes in MiB, each positive.
+std::vector<std::size_t> parse_sizes(const std::string& option, const std::string& list) {
+  std::vector<std::size_t> sizes;
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    std::size_t used = 0;
+    unsigned long v = 0;
+    try {
+      v = std::stoul(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || v == 0) {
+      std::fprintf(stderr, "unimem-bench: %s takes sizes in MiB, like 64,2048 (not \"%s\")\n",
+                   option.c_str(), list.c_str());
+      std::exit(2);
+    }
+    sizes.push_back(v);
+    at = comma + 1;
+  }
+  return sizes;
+}
+
 options parse(int argc, char** argv) {
   options o;
+  bool stream_mib_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -39,6 +76,10 @@ options parse(int argc, char** argv) {
     else if (a == "--threads") o.threads = std::stoi(next());
     else if (a == "--sweep-max-mib") o.sweep_max_mib = std::stoul(next());
     else if (a == "--only") o.only = "," + next() + ",";
+    else if (a == "--stream-mib") {
+      o.stream_mib = parse_sizes(a, next());
+      stream_mib_given = true;
+    }
     else if (a == "--quick") {
       o.size_mib = 64;
       o.reps = 2;
@@ -46,13 +87,16 @@ options parse(int argc, char** argv) {
       o.rounds = 200;
       o.iterations = 3;
       o.sweep_max_mib = 64;
+      if (!stream_mib_given) o.stream_mib = {64};  // --stream-mib wins, before or after
     } else {
       std::fprintf(stderr,
                    "usage: unimem-bench [--size-mib N] [--reps N] [--iterations N] [--threads N] "
                    "[--sweep-max-mib N] [--launches N] [--rounds N] [--csv FILE] [--quick]\n"
+                   "                    [--stream-mib A,B,...]  (section stream's MiB per array; "
+                   "default 64,2048; --quick: 64)\n"
                    "                    [--only SECTION,...]  (pipeline, results-back, "
                    "pipeline-sweep, movement,\n"
-                   "                     steady-state, launch, ping-pong, two-gpus)\n");
+                   "                     steady-state, stream, launch, ping-pong, two-gpus)\n");
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
@@ -94,6 +138,7 @@ int main(int argc, char** argv) {
         {"pipeline-sweep", unimem_bench::pipeline_sweep},
         {"movement", unimem_bench::movement},
         {"steady-state", unimem_bench::steady_state},
+        {"stream", unimem_bench::stream_bench},
         {"launch", unimem_bench::launch_overhead},
         {"ping-pong", unimem_bench::ping_pong},
         {"two-gpus", unimem_bench::two_gpus},

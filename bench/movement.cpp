@@ -1,5 +1,5 @@
 // 6. Moving data, by size: host -> GPU and GPU -> host, 4 MiB to --sweep-max-mib, a pinned copy
-// against a prefetch (raw, one call) and unimem's prefetch (the transfer engine); and the
+// against a prefetch (raw, one call) and unimem's prefetch (one call too); and the
 // crossover of mapping against moving: a kernel that reads its input k times.
 #include <unimem/unimem.hpp>
 

@@ -135,7 +135,7 @@ void two_gpus(const options& o) {
       if (b[0] != 2.0f || b[n - 1] != 2.0f) fail("two GPUs: mapped result");
     }
     // Moving the array GPU0 -> GPU1 and nothing else: one raw prefetch call against unimem's
-    // prefetch (the transfer engine: chunks over a pool of GPU1's streams).
+    // prefetch (one call as well since the transfer engine was removed: what it costs).
     {
       float* p = raw_zeros_on_gpu0(n);
       raw_prefetch(p, n * 4, 0, nullptr);  // as unimem's first touch: last prefetched to GPU0

@@ -1,14 +1,16 @@
 // 2b. STREAM: BabelStream's five kernels (copy, mul, add, triad, dot) over three arrays of
 // double already on the GPU, in a steady-state loop, the way BabelStream times them (host wall
 // time around each launch and its stream synchronisation, so host overhead counts). Four
-// variants in this one process, one after the other, on one non-blocking stream:
+// variants in this one process, on one non-blocking stream; raw, untagged and tagged take turns
+// kernel by kernel (untagged and tagged on the same buffers: each kernel run twice in a row
+// leaves the arrays as once), so that drift of the GPU's clocks falls on all three alike:
 //   raw       cudaMallocManaged/hipMallocManaged, prefetched to GPU 0 once, <<<>>> launches;
 //   untagged  managed_buffer, unimem::prefetch to GPU 0 once, unimem::launch without tags;
 //   tagged    the same, every launch tagged as a user would (in(a), out(c), ...): placed once,
 //             a launch over buffers already there places nothing again (placement records);
 //   mapped    tags with intent map: the arrays stay in host memory and the GPU reads them over
 //             the bus (the wrong intent for data the GPU keeps using: the row shows its price).
-// Every variant's arrays are checked after its run against BabelStream's gold values.
+// Every variant's arrays are checked after the run against BabelStream's gold values.
 #include <unimem/unimem.hpp>
 
 #include "harness.hpp"
@@ -173,12 +175,13 @@ class raw_variant {
 /// How the unimem variants pass the arrays to unimem::launch.
 enum class tagging { none, move, map };
 
-/// managed_buffers and unimem::launch; T: untagged, tagged (intent move, the default) or tagged
-/// with intent map. The dot's partial sums are a pinned_buffer, passed untagged.
-template <tagging T>
+/// managed_buffers and unimem::launch. Each kernel call takes how the arrays are passed:
+/// untagged, tagged (intent move, the default), or tagged with intent map. `arrays_mapped`: the
+/// init kernel maps them (their pages are first touched in host memory), else they are
+/// prefetched to GPU 0 once. The dot's partial sums are a pinned_buffer, passed untagged.
 class unimem_variant {
  public:
-  unimem_variant(std::size_t n, unsigned dot_blocks, const unimem::stream& s)
+  unimem_variant(std::size_t n, unsigned dot_blocks, const unimem::stream& s, bool arrays_mapped)
       : a_(n, unimem::uninitialized),
         b_(n, unimem::uninitialized),
         c_(n, unimem::uninitialized),
@@ -187,12 +190,11 @@ class unimem_variant {
         cfg_(unimem::grid_for(n, stream_block).on(s)),
         dot_cfg_(unimem::dims(dot_blocks), unimem::dims(dot_block), 0, s),
         n_(n),
-        dot_blocks_(dot_blocks) {}
+        dot_blocks_(dot_blocks),
+        mapped_(arrays_mapped) {}
 
-  /// The init kernel, then GPU 0 for moved arrays (one prefetch); mapped arrays are tagged
-  /// already by the init kernel, so that their pages are first touched in host memory.
   void init() {
-    if constexpr (T == tagging::map) {
+    if (mapped_) {
       unimem::launch(stream_init, cfg_, unimem::out(a_, unimem::mapped),
                      unimem::out(b_, unimem::mapped), unimem::out(c_, unimem::mapped), start_a,
                      start_b, start_c, n_);
@@ -203,6 +205,7 @@ class unimem_variant {
     }
     s_.synchronize();
   }
+  template <tagging T>
   void copy() {
     if constexpr (T == tagging::none) {
       unimem::launch(stream_copy, cfg_, a_, c_, n_);
@@ -214,6 +217,7 @@ class unimem_variant {
     }
     s_.synchronize();
   }
+  template <tagging T>
   void mul() {
     if constexpr (T == tagging::none) {
       unimem::launch(stream_mul, cfg_, b_, c_, start_scalar, n_);
@@ -225,6 +229,7 @@ class unimem_variant {
     }
     s_.synchronize();
   }
+  template <tagging T>
   void add() {
     if constexpr (T == tagging::none) {
       unimem::launch(stream_add, cfg_, a_, b_, c_, n_);
@@ -236,6 +241,7 @@ class unimem_variant {
     }
     s_.synchronize();
   }
+  template <tagging T>
   void triad() {
     if constexpr (T == tagging::none) {
       unimem::launch(stream_triad, cfg_, a_, b_, c_, start_scalar, n_);
@@ -249,6 +255,7 @@ class unimem_variant {
     }
     s_.synchronize();
   }
+  template <tagging T>
   double dot() {
     if constexpr (T == tagging::none) {
       unimem::launch(stream_dot, dot_cfg_, a_, b_, sums_, n_);
@@ -277,6 +284,7 @@ class unimem_variant {
   unimem::launch_config cfg_, dot_cfg_;
   std::size_t n_;
   unsigned dot_blocks_;
+  bool mapped_;
 };
 
 // ---------------------------------------------------------------- timing and the check
@@ -287,24 +295,63 @@ struct samples {
   double dot = 0.0;
 };
 
+/// One way of running the five kernels: its name and a call per kernel (dot returns its sum).
+struct runner {
+  const char* name;
+  void (*kernel[kernel_count - 1])(void*);
+  double (*dot)(void*);
+  void* target;
+};
+
+template <class V, tagging T>
+runner unimem_runner(const char* name, V& v) {
+  return {name,
+          {[](void* p) { static_cast<V*>(p)->template copy<T>(); },
+           [](void* p) { static_cast<V*>(p)->template mul<T>(); },
+           [](void* p) { static_cast<V*>(p)->template add<T>(); },
+           [](void* p) { static_cast<V*>(p)->template triad<T>(); }},
+          [](void* p) { return static_cast<V*>(p)->template dot<T>(); },
+          &v};
+}
+
+runner raw_runner(raw_variant& v) {
+  return {"raw",
+          {[](void* p) { static_cast<raw_variant*>(p)->copy(); },
+           [](void* p) { static_cast<raw_variant*>(p)->mul(); },
+           [](void* p) { static_cast<raw_variant*>(p)->add(); },
+           [](void* p) { static_cast<raw_variant*>(p)->triad(); }},
+          [](void* p) { return static_cast<raw_variant*>(p)->dot(); },
+          &v};
+}
+
 /// warmup_iterations untimed, then `iterations` timed iterations of the five kernels in
-/// BabelStream's order, each timed from before its launch until its stream synchronisation
-/// returned (for dot: until the host has summed the partial sums).
-template <class V>
-samples measure(V& v, int iterations) {
-  samples r;
+/// BabelStream's order; each kernel is run by every runner in turn (the order of the runners
+/// rotates from one iteration to the next) and timed from before its launch until its stream
+/// synchronisation returned (for dot: until the host has summed the partial sums). One result
+/// per runner.
+std::vector<samples> measure(std::vector<runner>& runners, int iterations) {
+  std::vector<samples> r(runners.size());
   // Written before the loop: the loop allocates nothing and touches no new page (a page fault
   // would make every placement record of the process stop holding, placement_record.hpp).
-  for (std::vector<double>& m : r.ms) m.assign(static_cast<std::size_t>(iterations), 0.0);
-  double t[kernel_count] = {};
+  for (samples& x : r) {
+    for (std::vector<double>& m : x.ms) m.assign(static_cast<std::size_t>(iterations), 0.0);
+  }
+  const std::size_t count = runners.size();
   for (int i = -warmup_iterations; i < iterations; ++i) {
-    t[k_copy] = unimem_bench::time_ms([&] { v.copy(); });
-    t[k_mul] = unimem_bench::time_ms([&] { v.mul(); });
-    t[k_add] = unimem_bench::time_ms([&] { v.add(); });
-    t[k_triad] = unimem_bench::time_ms([&] { v.triad(); });
-    t[k_dot] = unimem_bench::time_ms([&] { r.dot = v.dot(); });
-    if (i >= 0) {
-      for (int k = 0; k < kernel_count; ++k) r.ms[k][static_cast<std::size_t>(i)] = t[k];
+    const std::size_t first = static_cast<std::size_t>(i + warmup_iterations) % count;
+    for (int k = 0; k < kernel_count; ++k) {
+      for (std::size_t j = 0; j < count; ++j) {
+        const std::size_t v = (first + j) % count;
+        runner& x = runners[v];
+        const double t = unimem_bench::time_ms([&] {
+          if (k == k_dot) {
+            r[v].dot = x.dot(x.target);
+          } else {
+            x.kernel[k](x.target);
+          }
+        });
+        if (i >= 0) r[v].ms[k][static_cast<std::size_t>(i)] = t;
+      }
     }
   }
   return r;
@@ -378,18 +425,8 @@ void check(const V& v, double dot, std::size_t n, int total, const std::string& 
   }
 }
 
-/// One variant at one size: initialise, time, check, add its rows; its arrays are freed when
-/// it goes out of scope in the caller, before the next variant allocates.
-template <class V>
-void run(V& v, const char* name, std::size_t mib, std::size_t n, int iterations, int threads) {
-  const std::string size = std::to_string(mib) + "MiB";
-  unimem_bench::progress("[stream] " + size + " per array, " + name + ", " +
-                         std::to_string(iterations) + " iterations");
-  v.init();
-  const samples r = measure(v, iterations);
-  v.to_host();
-  check(v, r.dot, n, warmup_iterations + iterations, std::string(name) + " " + size, threads);
-  unimem_bench::progress_done();
+/// Adds one runner's rows at one size.
+void add_rows(const samples& r, const char* name, const std::string& size) {
   for (int k = 0; k < kernel_count; ++k) {
     unimem_bench::add_row("stream", std::string(kernel_names[k]) + "-" + size, name, "time", "ms",
                           r.ms[k]);
@@ -407,35 +444,55 @@ void stream_bench(const options& o) {
   const int threads = cpu_threads(o);
   for (const std::size_t mib : o.stream_mib) {
     const std::size_t n = mib * (std::size_t{1} << 20) / sizeof(double);
-    // One variant's arrays exist at a time: three arrays, with a quarter more as margin.
-    const std::size_t need = 3 * n * sizeof(double);
+    // The raw and the unimem arrays exist together: six arrays, with a quarter more as margin.
+    const std::size_t need = 6 * n * sizeof(double);
     const std::size_t free_bytes = unimem::device(0).free_memory();
     if (free_bytes < need + need / 4) {
-      std::printf("stream %zu MiB skipped: 3 arrays need %zu MiB with a 25%% margin, device 0 has "
+      std::printf("stream %zu MiB skipped: 6 arrays need %zu MiB with a 25%% margin, device 0 has "
                   "%zu MiB free\n",
                   mib, (need + need / 4) >> 20, free_bytes >> 20);
       continue;
     }
-    // BabelStream runs 100 iterations; fewer here keep the whole section short. Intent map
-    // reads over the bus: fewer still.
+    // BabelStream runs 100 iterations; here 200 of the small size (each about 1 ms for the
+    // three variants) and 40 of the large (about 25 ms each). Intent map reads over the bus:
+    // fewer.
     const bool large = mib >= 1024;
-    const int iterations = large ? 20 : 50;
+    const int iterations = large ? 40 : 200;
     const int mapped_iterations = large ? 3 : 5;
+    const std::string size = std::to_string(mib) + "MiB";
     {
-      raw_variant v(n, dot_blocks, rs);
-      run(v, "raw", mib, n, iterations, threads);
+      progress("[stream] " + size + " per array, raw, untagged and tagged in turn, " +
+               std::to_string(iterations) + " iterations");
+      raw_variant raw(n, dot_blocks, rs);
+      unimem_variant um(n, dot_blocks, s, false);
+      raw.init();
+      um.init();
+      std::vector<runner> runners = {raw_runner(raw),
+                                     unimem_runner<unimem_variant, tagging::none>("untagged", um),
+                                     unimem_runner<unimem_variant, tagging::move>("tagged", um)};
+      const std::vector<samples> r = measure(runners, iterations);
+      raw.to_host();
+      um.to_host();
+      const int total = warmup_iterations + iterations;
+      check(raw, r[0].dot, n, total, "raw " + size, threads);
+      check(um, r[1].dot, n, total, "untagged " + size, threads);
+      check(um, r[2].dot, n, total, "tagged " + size, threads);
+      progress_done();
+      add_rows(r[0], "raw", size);
+      add_rows(r[1], "untagged", size);
+      add_rows(r[2], "tagged", size);
     }
     {
-      unimem_variant<tagging::none> v(n, dot_blocks, s);
-      run(v, "untagged", mib, n, iterations, threads);
-    }
-    {
-      unimem_variant<tagging::move> v(n, dot_blocks, s);
-      run(v, "tagged", mib, n, iterations, threads);
-    }
-    {
-      unimem_variant<tagging::map> v(n, dot_blocks, s);
-      run(v, "mapped", mib, n, mapped_iterations, threads);
+      progress("[stream] " + size + " per array, mapped, " + std::to_string(mapped_iterations) +
+               " iterations");
+      unimem_variant mapped(n, dot_blocks, s, true);
+      mapped.init();
+      std::vector<runner> runners = {unimem_runner<unimem_variant, tagging::map>("mapped", mapped)};
+      const std::vector<samples> r = measure(runners, mapped_iterations);
+      mapped.to_host();
+      check(mapped, r[0].dot, n, warmup_iterations + mapped_iterations, "mapped " + size, threads);
+      progress_done();
+      add_rows(r[0], "mapped", size);
     }
   }
 }

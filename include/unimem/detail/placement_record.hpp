@@ -18,12 +18,12 @@
 #include "../config.hpp"
 #include "atomic.hpp"
 
+#include <cstddef>
 #include <cstdint>
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <unistd.h>
 #define UNIMEM_DETAIL_FAULT_COUNT 1
 #endif
 
@@ -53,14 +53,16 @@ inline std::uint64_t host_faults() noexcept {
 /// describes.
 inline void fault_on_purpose() noexcept {
 #if defined(UNIMEM_DETAIL_FAULT_COUNT)
+  // 64 KiB: at least one page on every system (no <unistd.h> for sysconf in every user's TU);
+  // madvise rounds its length up to the page.
+  constexpr std::size_t span = std::size_t{64} << 10;
   static char* const page = [] {
-    void* p = mmap(nullptr, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)),
-                   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* p = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
   }();
   if (page == nullptr) return;  // no page: records are then only as good as the count
-  madvise(page, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), MADV_DONTNEED);
-  *static_cast<volatile char*>(page) = 1;  // a zero-filled page comes back: one minor fault
+  madvise(page, 1, MADV_DONTNEED);         // the first page goes back to the system
+  *static_cast<volatile char*>(page) = 1;  // and comes back zero-filled: one minor fault
 #endif
 }
 

@@ -46,8 +46,9 @@ enum class intent {
   /// The pages stay in host memory (preferred location: the host) and the GPU reads and writes
   /// them there over the bus (accessed-by advice for the launching GPU): nothing is migrated,
   /// neither before the kernel nor back to the CPU afterwards. Best for data the kernel streams
-  /// through once and the CPU writes before or reads after. unimem gives the advice once per
-  /// range and GPU and remembers it; tagging the range moved, or set_intent(v, moved), undoes it.
+  /// through once and the CPU writes before or reads after. unimem gives the advice where the
+  /// runtime says it is missing (a buffer's placement record skips even that once it is given);
+  /// tagging the range moved, or set_intent(v, moved), undoes it.
   map,
 };
 /// @brief intent::move, for tags: in(a, unimem::moved).

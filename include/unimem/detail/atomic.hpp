@@ -1,5 +1,6 @@
 // unimem: the atomic cell behind unimem's few process-wide flags and caches (the device
-// property cache, the unsupported-hint policy, a test hook). Not a public header.
+// property cache, the unsupported-hint policy, a test hook), the placement records of the
+// buffers and the staging pool of unimem::mpi. Not a public header.
 //
 // GCC, Clang (and so hipcc) and nvcc's host compilers have the __atomic builtins that
 // std::atomic is built on; with them unimem's headers need no <atomic>, which costs a small
@@ -57,7 +58,7 @@ class atomic_cell {
 #endif
 };
 
-/// Holds a spin lock (a cell that is 0 when free) for a scope. For the few process-wide tables
+/// Holds a spin lock (a cell that is 0 when free) for a scope. For the few shared structures
 /// whose critical sections are a handful of loads and stores (no <mutex> in unimem's headers).
 class spin_guard {
  public:

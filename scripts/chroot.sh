@@ -7,11 +7,19 @@
 #
 # Chroots are cached outside the clone, in $UNIMEM_CHROOT_CACHE (default
 # /var/cache/unimem/chroots), and reused by later runs while their recipe is unchanged (a stamp
-# file holds the recipe). Creating one needs root and network access to deb.debian.org (or
-# $UNIMEM_DEBIAN_MIRROR); running one needs root (mount namespaces, chroot).
+# file holds the recipe). Creating one needs root and network access to the Debian archive this
+# machine's apt uses for bookworm (scripts/debian-archive.sh; $UNIMEM_DEBIAN_MIRROR overrides
+# it); running one needs root (mount namespaces, chroot).
 
+source "$(dirname "${BASH_SOURCE[0]}")/debian-archive.sh"
 unimem_chroot_cache=${UNIMEM_CHROOT_CACHE:-/var/cache/unimem/chroots}
-unimem_debian_mirror=${UNIMEM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+unimem_debian_mirror=""  # looked up on first use (unimem_chroot_mirror), by chroot toolchains only
+
+# Sets unimem_debian_mirror, once; fails with the lookup's message when there is no archive.
+unimem_chroot_mirror() {
+  [ -n "$unimem_debian_mirror" ] && return 0
+  unimem_debian_mirror=$(unimem_debian_archive bookworm) || return 1
+}
 
 # What each suite's toolchains need. CUDA's nvcc 12.4/12.5 accepts g++ up to 13, older than the
 # suites' default g++: GoogleTest is built again with g++-13 (the suites' libgtest is built with
@@ -35,6 +43,7 @@ unimem_chroot_recipe() {
 
 unimem_chroot_ensure() {
   local suite=$1 dir recipe
+  unimem_chroot_mirror || { echo "chroot: cannot make or check the $suite chroot" >&2; return 1; }
   dir=$(unimem_chroot_dir "$suite")
   recipe=$(unimem_chroot_recipe "$suite") || { echo "chroot: unknown suite '$suite'" >&2; return 1; }
   if [ -f "$dir/.unimem-recipe" ] && [ "$(cat "$dir/.unimem-recipe")" = "$recipe" ]; then

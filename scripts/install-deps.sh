@@ -24,12 +24,15 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
-# CUDA 11.8 (nvidia-cuda-toolkit) lives in Debian's non-free component.
+# CUDA 11.8 (nvidia-cuda-toolkit) lives in Debian's non-free component: added from the same
+# archive this machine's apt uses for bookworm main (scripts/debian-archive.sh).
 src=/etc/apt/sources.list.d/unimem-non-free.sources
 if [[ " ${need[*]} " == *" nvidia-cuda-toolkit "* ]] && [ ! -f "$src" ]; then
-  cat > "$src" <<'SRC'
+  source "$(dirname "$0")/debian-archive.sh"
+  archive=$(unimem_debian_archive bookworm) || { echo "install-deps: cannot add non-free" >&2; exit 1; }
+  cat > "$src" <<SRC
 Types: deb
-URIs: http://deb.debian.org/debian
+URIs: $archive
 Suites: bookworm bookworm-updates
 Components: contrib non-free
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg

@@ -35,6 +35,7 @@ struct options {
   std::size_t sweep_max_mib = 4096;  ///< the largest size of the size sweeps
   std::string only;                  ///< ",a,b,": run only these scenarios (empty: all)
   std::vector<std::size_t> stream_mib{64, 2048};  ///< the STREAM section's sizes, MiB per array
+  std::vector<std::size_t> init_mib{64, 1024};    ///< the init section's array sizes, MiB
   int launches = 100000;
   int rounds = 2000;
   std::string csv;
@@ -129,6 +130,12 @@ void launch_overhead(const options& o);
 void ping_pong(const options& o);
 /// @brief 5. Data resident on GPU0 used by a kernel on GPU1 (needs two GPUs).
 void two_gpus(const options& o);
+
+/// @brief 7. Where a new managed_buffer's value initialisation should run: CPU zero-fill,
+/// GPU zero-fill (first touch on the GPU) or none, before a kernel writes the array, before a
+/// kernel reads it and the CPU reads it back, and before the CPU writes it, at each --init-mib
+/// size, unimem and raw.
+void init_bench(const options& o);
 
 /// @brief Prints the table and the ratios with their targets; writes the CSV if asked.
 void report(const options& o);

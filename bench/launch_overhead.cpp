@@ -22,7 +22,7 @@ __global__ void bench_args(const float* a, const float* b, float* c, std::size_t
 namespace unimem_bench {
 
 void launch_overhead(const options& o) {
-  unimem::stream s(unimem::stream::flags::non_blocking);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   const raw_stream_t rs = s.get();
   unimem::managed_buffer<float> a(1024, 1.0f), b(1024, 1.0f), c(1024);
   float* pa = a.data();
@@ -50,8 +50,8 @@ void launch_overhead(const options& o) {
   // Tags with intent map: the advice is given by the first launch (here, before timing) and
   // remembered; every later launch only looks the ranges up.
   auto mapped_launch = [&] {
-    unimem::launch(bench_args, cfg, unimem::in(a, unimem::mapped), unimem::in(b, unimem::mapped),
-                   unimem::out(c, unimem::mapped), n);
+    unimem::launch(bench_args, cfg, unimem::in(a, unimem::intent::map),
+                   unimem::in(b, unimem::intent::map), unimem::out(c, unimem::intent::map), n);
   };
   mapped_launch();
   for (int k = 0; k < batches; ++k) {

@@ -2,7 +2,8 @@
 // side by side with a raw baseline written directly against the runtime (raw_runtime.hpp),
 // and the table reports medians over repetitions with their spread, plus the ratios that
 // matter. Build: the `unimem-bench` target (bench/). Run: unimem-bench [--size-mib N]
-// [--reps N] [--launches N] [--rounds N] [--stream-mib A,B] [--csv FILE] [--quick].
+// [--reps N] [--launches N] [--rounds N] [--stream-mib A,B] [--init-mib A,B] [--csv FILE]
+// [--quick] [--only SECTION,...].
 // One scenario a file (harness.hpp lists them); this file parses the options and runs them.
 //
 // Section "stream" (stream.cpp; alone: unimem-bench --only stream): BabelStream's copy, mul,
@@ -13,6 +14,13 @@
 // tagged (in/out; data already on the GPU must cost nothing more: target tagged / untagged
 // bandwidth >= 0.98), and tags with intent map (the arrays stay in host memory). Every
 // variant's results are checked against BabelStream's gold values.
+//
+// Section "init" (init.cpp; alone: unimem-bench --only init): where a new managed_buffer's
+// value initialisation should run. Fresh arrays of 64 and 1024 MiB (--init-mib; --quick: 64),
+// zero-filled on the CPU (managed_buffer(n), today's default), zero-filled on the GPU
+// (first_touch) or left uninitialised, each timed until a kernel has written it, until a kernel
+// has read it and the CPU has read it back, and until the CPU has written it and a kernel read
+// it; unimem and raw side by side, with ratios to the CPU zero-fill.
 #include <unimem/unimem.hpp>
 
 #include "harness.hpp"
@@ -57,7 +65,7 @@ std::vector<std::size_t> parse_sizes(const std::string& option, const std::strin
 
 options parse(int argc, char** argv) {
   options o;
-  bool stream_mib_given = false;
+  bool stream_mib_given = false, init_mib_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -80,6 +88,10 @@ options parse(int argc, char** argv) {
       o.stream_mib = parse_sizes(a, next());
       stream_mib_given = true;
     }
+    else if (a == "--init-mib") {
+      o.init_mib = parse_sizes(a, next());
+      init_mib_given = true;
+    }
     else if (a == "--quick") {
       o.size_mib = 64;
       o.reps = 2;
@@ -88,15 +100,19 @@ options parse(int argc, char** argv) {
       o.iterations = 3;
       o.sweep_max_mib = 64;
       if (!stream_mib_given) o.stream_mib = {64};  // --stream-mib wins, before or after
+      if (!init_mib_given) o.init_mib = {64};
     } else {
       std::fprintf(stderr,
                    "usage: unimem-bench [--size-mib N] [--reps N] [--iterations N] [--threads N] "
                    "[--sweep-max-mib N] [--launches N] [--rounds N] [--csv FILE] [--quick]\n"
                    "                    [--stream-mib A,B,...]  (section stream's MiB per array; "
                    "default 64,2048; --quick: 64)\n"
+                   "                    [--init-mib A,B,...]  (section init's array sizes; "
+                   "default 64,1024; --quick: 64)\n"
                    "                    [--only SECTION,...]  (pipeline, results-back, "
                    "pipeline-sweep, movement,\n"
-                   "                     steady-state, stream, launch, ping-pong, two-gpus)\n");
+                   "                     steady-state, stream, launch, ping-pong, two-gpus, "
+                   "init)\n");
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
@@ -142,6 +158,7 @@ int main(int argc, char** argv) {
         {"launch", unimem_bench::launch_overhead},
         {"ping-pong", unimem_bench::ping_pong},
         {"two-gpus", unimem_bench::two_gpus},
+        {"init", unimem_bench::init_bench},
     };
     for (const auto& sc : scenarios) {
       if (!o.only.empty() && o.only.find("," + std::string(sc.first) + ",") == std::string::npos) {

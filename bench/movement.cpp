@@ -43,7 +43,7 @@ double gbs(std::size_t bytes, double ms) { return bytes / 1e6 / ms; }
 }  // namespace
 
 void movement(const options& o) {
-  unimem::stream s(unimem::stream::flags::non_blocking);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   const raw_stream_t rs = s.get();
   const int threads = cpu_threads(o);
   const int reps = o.reps < 3 ? 3 : o.reps;
@@ -106,7 +106,8 @@ void movement(const options& o) {
   unimem::managed_buffer<float> mapped(n, unimem::uninitialized), moved(n, unimem::uninitialized);
   unimem::managed_buffer<float> sums(std::size_t{grid} * block);
   const auto cfg = unimem::launch_config(grid, block, 0, s);
-  unimem::launch(bench_read_k, cfg, unimem::in(mapped, unimem::mapped), n, 1, unimem::out(sums));
+  unimem::launch(bench_read_k, cfg, unimem::in(mapped, unimem::intent::map), n, 1,
+                 unimem::out(sums));
   s.synchronize();  // the advice, given once, outside the timing
   for (int k : {1, 2, 4, 8, 16}) {
     progress("[crossover] k = " + std::to_string(k));

@@ -378,7 +378,7 @@ void halo(const options& o, int device_id) {
   }
 
   // unimem: one stream for both grids' kernels and exchanges.
-  unimem::stream s(unimem::stream::flags::non_blocking);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   const auto cfg = unimem::grid_for(C).on(s);
   unimem::managed_buffer<double> mg(init.begin(), init.end());  // written on the CPU, then
   (void)mg.prefetch(unimem::location::device(device_id), s);    // moved to the GPU
@@ -623,7 +623,7 @@ void bandwidth(const options& o, int device_id) {
                 rounds_for(sizes.back()), max_rounds, o.reps);
   }
   checker check;
-  unimem::stream s(unimem::stream::flags::non_blocking);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   auto nothing = [] {};
   std::vector<std::vector<double>> cols;  // GB/s by size, one column after the other
   // One column at a time, each buffer freed before the next: at most one message-sized buffer
@@ -771,8 +771,8 @@ int run(um::environment& env, int argc, char** argv) {
   BENCH_MPI(MPI_Get_processor_name(me.host, &host_length));
   try {
     const unimem::device d = um::use_local_device();
-    me.device = d.id();
-    std::snprintf(me.gpu, sizeof me.gpu, "%s", d.name().c_str());
+    me.device = d.device_id();
+    std::snprintf(me.gpu, sizeof me.gpu, "%s", d.name());
   } catch (const std::exception& e) {
     ok = 0;
     std::snprintf(why, sizeof why, "%s", e.what());

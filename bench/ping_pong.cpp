@@ -22,7 +22,7 @@ __global__ void bench_plus_one(const float* in, float* out, std::size_t n) {
 namespace unimem_bench {
 
 void ping_pong(const options& o) {
-  unimem::stream s(unimem::stream::flags::non_blocking);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   const raw_stream_t rs = s.get();
   const int batches = 10;
   const int per_batch = std::max(1, o.rounds / batches);

@@ -189,8 +189,8 @@ class mapped_unimem final : public unimem_managed {
 
  private:
   void gpu_phase() override {
-    unimem::launch(bench_vadd, cfg(), unimem::in(a, unimem::mapped),
-                   unimem::in(b, unimem::mapped), unimem::out(c, unimem::mapped), x.n);
+    unimem::launch(bench_vadd, cfg(), unimem::in(a, unimem::intent::map),
+                   unimem::in(b, unimem::intent::map), unimem::out(c, unimem::intent::map), x.n);
   }
 };
 
@@ -202,7 +202,7 @@ class mapped_at_allocation_unimem final : public unimem_managed {
   const char* name() const override { return "mapped-at-alloc/unimem"; }
   void allocate() override {
     unimem_managed::allocate();
-    for (auto* buf : {&a, &b, &c}) (void)unimem::set_intent(*buf, unimem::mapped);
+    for (auto* buf : {&a, &b, &c}) (void)unimem::set_intent(*buf, unimem::intent::map);
   }
 
  private:
@@ -294,7 +294,7 @@ std::pair<std::string, std::string> split_name(const std::string& name) {
 }  // namespace
 
 void pipeline_sweep(const options& o) {
-  unimem::stream s(unimem::stream::flags::non_blocking);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   for (std::size_t mib = 4; mib <= o.size_mib; mib *= 4) {
     const std::size_t n = mib * (std::size_t{1} << 20) / sizeof(float);
     const context x{n, 256, blocks_for(n, 256), s, s.get(), cpu_threads(o)};
@@ -322,7 +322,7 @@ void pipeline_sweep(const options& o) {
 }
 
 void pipeline(const options& o) {
-  unimem::stream s(unimem::stream::flags::non_blocking);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   const std::size_t n = array_floats(o);
   const context x{n, 256, blocks_for(n, 256), s, s.get(), cpu_threads(o)};
   const std::vector<std::unique_ptr<strategy>> strategies = all_strategies(x);

@@ -171,6 +171,21 @@ void report(const options& o) {
     }
   }
 
+  // Value initialisation (init.cpp): each strategy's time over today's default, the CPU
+  // zero-fill of managed_buffer(n), for each size and each first use of the array.
+  const char* const init_works[] = {"gpu-writes", "gpu-reads", "cpu-writes"};
+  for (const std::size_t mib : o.init_mib) {
+    const std::string size = std::to_string(mib) + "MiB";
+    const std::string cpu_zero = "cpu-zero/" + size;
+    for (const char* w : init_works) {
+      for (const char* st : {"gpu-zero", "uninit"}) {
+        const std::string strategy = std::string(st) + "/" + size;
+        add("init " + size + " " + w + ": " + st + "/unimem vs cpu-zero/unimem (the default)",
+            "init", w, {strategy.c_str(), "unimem"}, {cpu_zero.c_str(), "unimem"});
+      }
+    }
+  }
+
   std::printf("\nratios (medians)\n");
   int missed = 0;
   for (const comparison& c : cs) {
@@ -229,6 +244,37 @@ void report(const options& o) {
     std::printf("  %-86s %+8.3f ms\n",
                 "pipeline: mapped/unimem first launch (advice for 3 arrays) - later launches",
                 mf->s.median - ms->s.median);
+  }
+
+  // The init section side by side: median ms of unimem / raw and their ratio, per strategy.
+  bool init_header = false;
+  for (const std::size_t mib : o.init_mib) {
+    const std::string size = std::to_string(mib) + "MiB";
+    for (const char* w : init_works) {
+      std::string line;
+      for (const char* st : {"cpu-zero", "gpu-zero", "uninit", "gpu-memset"}) {
+        const std::string strategy = std::string(st) + "/" + size;
+        const row* u = find_row("init", strategy, "unimem", w);
+        const row* r = find_row("init", strategy, "raw", w);
+        char buf[96];
+        if (u != nullptr && r != nullptr && r->s.median > 0) {
+          std::snprintf(buf, sizeof buf, "  %-10s %9.2f /%9.2f (%.2f)", st, u->s.median,
+                        r->s.median, u->s.median / r->s.median);
+        } else if (r != nullptr) {
+          std::snprintf(buf, sizeof buf, "  %-10s %9s /%9.2f", st, "-", r->s.median);
+        } else {
+          continue;
+        }
+        line += buf;
+      }
+      if (line.empty()) continue;
+      if (!init_header) {
+        std::printf("\ninit: a new managed_buffer<float>'s value initialisation, median ms from "
+                    "the allocation, unimem / raw (unimem/raw)\n");
+        init_header = true;
+      }
+      std::printf("  %-8s %-11s%s\n", size.c_str(), w, line.c_str());
+    }
   }
 
   FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");

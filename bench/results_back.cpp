@@ -37,7 +37,7 @@ void results_back(const options& o) {
   const std::size_t n = array_floats(o);
   const unsigned block = 256, grid = blocks_for(n, block);
   const int threads = cpu_threads(o);
-  unimem::stream s(unimem::stream::flags::non_blocking);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   const raw_stream_t rs = s.get();
   const auto cfg = unimem::grid_for(n, block).on(s);
 
@@ -79,7 +79,7 @@ void results_back(const options& o) {
        }},
       {"mapped/unimem",
        [&] {
-         unimem::launch(bench_results, cfg, unimem::out(mapped, unimem::mapped), n, k);
+         unimem::launch(bench_results, cfg, unimem::out(mapped, unimem::intent::map), n, k);
          mapped.ready_for_host(s);
          read(mapped.data(), "mapped/unimem");
        }},

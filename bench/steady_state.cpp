@@ -17,7 +17,7 @@ void steady_state(const options& o) {
   const std::size_t n = array_floats(o);
   const unsigned block = 256;
   const unsigned grid = blocks_for(n, block);
-  unimem::stream s(unimem::stream::flags::non_blocking);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   const raw_stream_t rs = s.get();
   float* da = raw_device_floats(n);
   float* db = raw_device_floats(n);

@@ -195,9 +195,9 @@ class unimem_variant {
 
   void init() {
     if (mapped_) {
-      unimem::launch(stream_init, cfg_, unimem::out(a_, unimem::mapped),
-                     unimem::out(b_, unimem::mapped), unimem::out(c_, unimem::mapped), start_a,
-                     start_b, start_c, n_);
+      unimem::launch(stream_init, cfg_, unimem::out(a_, unimem::intent::map),
+                     unimem::out(b_, unimem::intent::map), unimem::out(c_, unimem::intent::map),
+                     start_a, start_b, start_c, n_);
     } else {
       unimem::launch(stream_init, cfg_, a_, b_, c_, start_a, start_b, start_c, n_);
       const unimem::location gpu0 = unimem::location::device(0);
@@ -212,8 +212,8 @@ class unimem_variant {
     } else if constexpr (T == tagging::move) {
       unimem::launch(stream_copy, cfg_, unimem::in(a_), unimem::out(c_), n_);
     } else {
-      unimem::launch(stream_copy, cfg_, unimem::in(a_, unimem::mapped),
-                     unimem::out(c_, unimem::mapped), n_);
+      unimem::launch(stream_copy, cfg_, unimem::in(a_, unimem::intent::map),
+                     unimem::out(c_, unimem::intent::map), n_);
     }
     s_.synchronize();
   }
@@ -224,8 +224,8 @@ class unimem_variant {
     } else if constexpr (T == tagging::move) {
       unimem::launch(stream_mul, cfg_, unimem::out(b_), unimem::in(c_), start_scalar, n_);
     } else {
-      unimem::launch(stream_mul, cfg_, unimem::out(b_, unimem::mapped),
-                     unimem::in(c_, unimem::mapped), start_scalar, n_);
+      unimem::launch(stream_mul, cfg_, unimem::out(b_, unimem::intent::map),
+                     unimem::in(c_, unimem::intent::map), start_scalar, n_);
     }
     s_.synchronize();
   }
@@ -236,8 +236,8 @@ class unimem_variant {
     } else if constexpr (T == tagging::move) {
       unimem::launch(stream_add, cfg_, unimem::in(a_), unimem::in(b_), unimem::out(c_), n_);
     } else {
-      unimem::launch(stream_add, cfg_, unimem::in(a_, unimem::mapped),
-                     unimem::in(b_, unimem::mapped), unimem::out(c_, unimem::mapped), n_);
+      unimem::launch(stream_add, cfg_, unimem::in(a_, unimem::intent::map),
+                     unimem::in(b_, unimem::intent::map), unimem::out(c_, unimem::intent::map), n_);
     }
     s_.synchronize();
   }
@@ -249,8 +249,8 @@ class unimem_variant {
       unimem::launch(stream_triad, cfg_, unimem::out(a_), unimem::in(b_), unimem::in(c_),
                      start_scalar, n_);
     } else {
-      unimem::launch(stream_triad, cfg_, unimem::out(a_, unimem::mapped),
-                     unimem::in(b_, unimem::mapped), unimem::in(c_, unimem::mapped),
+      unimem::launch(stream_triad, cfg_, unimem::out(a_, unimem::intent::map),
+                     unimem::in(b_, unimem::intent::map), unimem::in(c_, unimem::intent::map),
                      start_scalar, n_);
     }
     s_.synchronize();
@@ -262,8 +262,8 @@ class unimem_variant {
     } else if constexpr (T == tagging::move) {
       unimem::launch(stream_dot, dot_cfg_, unimem::in(a_), unimem::in(b_), sums_, n_);
     } else {
-      unimem::launch(stream_dot, dot_cfg_, unimem::in(a_, unimem::mapped),
-                     unimem::in(b_, unimem::mapped), sums_, n_);
+      unimem::launch(stream_dot, dot_cfg_, unimem::in(a_, unimem::intent::map),
+                     unimem::in(b_, unimem::intent::map), sums_, n_);
     }
     s_.synchronize();
     return host_sum(sums_.data(), dot_blocks_);
@@ -438,7 +438,7 @@ void add_rows(const samples& r, const char* name, const std::string& size) {
 namespace unimem_bench {
 
 void stream_bench(const options& o) {
-  unimem::stream s(unimem::stream::flags::non_blocking);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   const raw_stream_t rs = s.get();
   const unsigned dot_blocks = 4u * static_cast<unsigned>(unimem::device(0).multiprocessors());
   const int threads = cpu_threads(o);

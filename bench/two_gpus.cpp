@@ -48,7 +48,7 @@ void two_gpus(const options& o) {
     RAW_CHECK(RAW(SetDevice)(0));
     (void)RAW(GetLastError)();
   }
-  unimem::stream s1(unimem::device(1), unimem::stream::flags::non_blocking);
+  unimem::stream s1(unimem::device(1), unimem::stream::blocking_mode::non_blocking);
   const raw_stream_t rs1 = s1.get();
   const unimem::location gpu0 = unimem::location::device(0), gpu1 = unimem::location::device(1);
   std::vector<double> od_raw, od_um, pf_raw, pf_um, ab_raw, ab_um, mp_first, mp_um, peer, mv_raw,
@@ -125,7 +125,7 @@ void two_gpus(const options& o) {
       unimem::managed_buffer<float> b(n, unimem::first_touch(gpu0));
       auto launch_on_gpu1 = [&] {
         unimem::launch(bench_increment, unimem::grid_for(n, block).on(s1).on_device(1),
-                       unimem::inout(b, unimem::mapped), n);
+                       unimem::inout(b, unimem::intent::map), n);
         s1.synchronize();
       };
       mp_first.push_back(time_ms(launch_on_gpu1));

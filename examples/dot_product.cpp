@@ -52,7 +52,7 @@ int main() {
     for (std::size_t i = 0; i < n; ++i) magnitude += std::fabs(static_cast<double>(x[i]) * y[i]);
     const double tolerance = 1e-8 * magnitude;
     const double difference = std::fabs(gpu_result - cpu_result);
-    std::printf("dot_product: n = %zu on %s (warp size %d)\n", n, gpu.name().c_str(),
+    std::printf("dot_product: n = %zu on %s (warp size %d)\n", n, gpu.name(),
                 gpu.warp_size());
     std::printf("  GPU %.12f\n  CPU %.12f\n  |difference| %.3e, tolerance %.3e\n", gpu_result,
                 cpu_result, difference, tolerance);

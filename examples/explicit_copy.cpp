@@ -26,7 +26,7 @@ int main() {
     }
     unimem::device_buffer<float> da(n, unimem::uninitialized), db(n, unimem::uninitialized),
         dc(n, unimem::uninitialized);
-    unimem::stream s(unimem::stream::flags::non_blocking);
+    unimem::stream s(unimem::stream::blocking_mode::non_blocking);
     unimem::event start, copied_in, computed, copied_out;
 
     start.record(s);
@@ -46,7 +46,7 @@ int main() {
     const float kernel_ms = unimem::elapsed_ms(copied_in, computed);
     const float out_ms = unimem::elapsed_ms(computed, copied_out);
     std::printf("explicit_copy: %zu floats per array on %s\n", n,
-                unimem::device::current().name().c_str());
+                unimem::device::current().name());
     std::printf("  host -> device  %8.3f ms  (%.1f GB/s)\n", in_ms, 2 * gb / (in_ms / 1e3));
     std::printf("  kernel          %8.3f ms  (%.1f GB/s)\n", kernel_ms, 3 * gb / (kernel_ms / 1e3));
     std::printf("  device -> host  %8.3f ms  (%.1f GB/s)\n", out_ms, gb / (out_ms / 1e3));

@@ -376,7 +376,7 @@ class solver {
 
   /// The owned rows of the last iterate (local rows 1..rows).
   [[nodiscard]] unimem::view<const double> owned() const {
-    return cur_.cview().subview(p_.cols, p_.rows * p_.cols);
+    return cur_.view().subview(p_.cols, p_.rows * p_.cols);
   }
   /// Makes the last iterate readable by the CPU.
   void ready_for_host() const { cur_.ready_for_host(s_); }
@@ -460,7 +460,7 @@ int run(int rank, int ranks, int argc, char** argv) {
   if (code != 0) return code;
   MPI_Comm node = MPI_COMM_NULL, same_gpu = MPI_COMM_NULL;
   MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  MPI_Comm_split(node, gpu->id(), rank, &same_gpu);
+  MPI_Comm_split(node, gpu->device_id(), rank, &same_gpu);
   unsigned long long need = mine, free_least = free_bytes;
   MPI_Allreduce(MPI_IN_PLACE, &need, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, same_gpu);
   MPI_Allreduce(MPI_IN_PLACE, &free_least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, same_gpu);
@@ -475,7 +475,7 @@ int run(int rank, int ranks, int argc, char** argv) {
                                  "the grid needs %.0f MiB of managed memory on GPU %d (%d rank(s) "
                                  "on it), more than 90%% of the %.0f MiB free: use fewer "
                                  "--cols or --rows-per-rank (or --no-verify)",
-                                 static_cast<double>(need) / 1048576.0, gpu->id(), sharing,
+                                 static_cast<double>(need) / 1048576.0, gpu->device_id(), sharing,
                                  static_cast<double>(free_least) / 1048576.0);
                    throw usage_error(why);
                  }
@@ -488,8 +488,8 @@ int run(int rank, int ranks, int argc, char** argv) {
   char host[MPI_MAX_PROCESSOR_NAME] = {};
   int host_length = 0;
   MPI_Get_processor_name(host, &host_length);
-  std::snprintf(line, sizeof line, "  rank %d: GPU %d, %s, on %s", rank, gpu->id(),
-                gpu->name().c_str(), host);
+  std::snprintf(line, sizeof line, "  rank %d: GPU %d, %.96s, on %s", rank, gpu->device_id(),
+                gpu->name(), host);
   std::vector<char> lines(rank == 0 ? sizeof line * static_cast<std::size_t>(ranks) : 0);
   MPI_Gather(line, sizeof line, MPI_CHAR, lines.data(), sizeof line, MPI_CHAR, 0, world);
   if (rank == 0) {

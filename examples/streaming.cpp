@@ -1,12 +1,12 @@
 // streaming: data that switches between CPU and GPU every step, the case where unified memory is
 // said to lose to explicit copies. The CPU produces a frame, the GPU transforms it, the CPU
 // consumes the result, step after step on the same buffers. Keeping both buffers in host memory
-// and letting the GPU read and write them over the bus (intent `mapped`) moves nothing back and
+// and letting the GPU read and write them over the bus (intent `map`) moves nothing back and
 // forth; moving them (the default) migrates every page twice per step. The program runs both
 // ways, checks every element of every step, and prints the time per step of each.
 // Usage: streaming [MiB per buffer, default 256] [steps, default 20]
 #include <unimem/device.hpp>          // device_count()
-#include <unimem/launch.hpp>          // launch(), grid_for(), in(), out(), mapped
+#include <unimem/launch.hpp>          // launch(), grid_for(), in(), out(), intent
 #include <unimem/managed_buffer.hpp>  // managed_buffer
 #include <unimem/placement.hpp>       // set_intent()
 #include <unimem/stream.hpp>          // stream
@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
   }
   try {
     const std::size_t n = static_cast<std::size_t>(mib) << 18;  // floats in mib MiB
-    const double mapped = run(n, steps, unimem::mapped);
-    const double moved = run(n, steps, unimem::moved);
+    const double mapped = run(n, steps, unimem::intent::map);
+    const double moved = run(n, steps, unimem::intent::move);
     if (mapped < 0 || moved < 0) return 1;
     std::printf("streaming: %d steps of %ld MiB in and out, every element checked\n", steps, mib);
     std::printf("  mapped (stays in host memory): %8.2f ms per step\n", mapped);

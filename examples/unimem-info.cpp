@@ -1,6 +1,7 @@
 // unimem-info: the first thing to run on a new machine. Prints the backend, the runtime and
-// driver versions and, for each GPU, its name, architecture, warp size, memory and managed-
-// memory capabilities. Without a GPU it prints one line saying so and exits 0.
+// driver versions and, for each GPU, its name, architecture, warp size, memory (with the bus
+// width, clock and peak bandwidth) and managed-memory capabilities. Without a GPU it prints one
+// line saying so and exits 0.
 #include <unimem/unimem.hpp>
 
 #include <cstdio>
@@ -29,14 +30,16 @@ int main() {
     std::printf("GPUs               %d\n", n);
     for (const unimem::device& d : unimem::devices()) {
       const unimem::device_properties p = d.properties();
-      std::printf("\n[%d] %s\n", p.id, p.name.c_str());
-      std::printf("  architecture               %s (compute %d.%d)\n", p.architecture.c_str(),
+      std::printf("\n[%d] %s\n", p.device_id, p.name);
+      std::printf("  architecture               %s (compute %d.%d)\n", p.architecture,
                   p.compute_major, p.compute_minor);
       std::printf("  warp size                  %d\n", p.warp_size);
       std::printf("  multiprocessors            %d\n", p.multiprocessors);
       std::printf("  max threads per block      %d\n", p.max_threads_per_block);
       std::printf("  memory                     %.1f GiB free of %.1f GiB\n", gib(p.free_memory),
                   gib(p.total_memory));
+      std::printf("  memory bus                 %d bits at %.0f MHz: peak %.1f GB/s\n",
+                  p.memory_bus_width_bits, p.memory_clock_khz / 1000.0, p.peak_bandwidth_gbps());
       std::printf("  managed memory             %s\n", yes(p.managed_memory));
       std::printf("  concurrent managed access  %s\n", yes(p.concurrent_managed_access));
       std::printf("  pageable memory access     %s\n", yes(p.pageable_memory_access));

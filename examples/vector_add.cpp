@@ -41,7 +41,7 @@ int main() {
       return 1;
     }
     std::printf("vector_add: all %zu elements correct on %s (%s)\n", n,
-                unimem::device::current().name().c_str(), unimem::backend_name());
+                unimem::device::current().name(), unimem::backend_name());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vector_add: %s\n", e.what());

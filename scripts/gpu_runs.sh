@@ -4,16 +4,18 @@
 # the GPU machine itself; HIP on NVIDIA is built elsewhere and carried, with libcudart.so.11.0
 # on LD_LIBRARY_PATH). Output goes to OUT (default: ./gpu-runs), one log per step.
 #
-#   bash scripts/gpu_runs.sh BUILD_DIR [suite] [two-gpus] [mpi] [scaling] [stream] [bench] [all]
+#   bash scripts/gpu_runs.sh BUILD_DIR [suite] [two-gpus] [mpi] [scaling] [stream] [init] [bench] [all]
 #
 #   suite      ctest -LE toolchain (the GPU suite, two-GPU tests included where there are two)
 #   two-gpus   unimem-bench --only two-gpus (the mapped GPU1 phase, moving an array GPU0 -> GPU1)
 #   stream     unimem-bench --only stream,steady-state,launch (issue 24: tagged / untagged >= 0.98)
+#   init       unimem-bench --only init, with its CSV (issue 25: where managed_buffer(n)'s value
+#              initialisation should run)
 #   bench      unimem-bench, every section, with its CSV (the full ratio block)
 #   mpi        the MPI tests and example on 2 ranks, unimem-mpi-bench (issue 14)
 #   scaling    scripts/mpi_scaling.sh (issue 14: weak scaling 1 -> 2 GPUs)
 set -uo pipefail
-build=${1:?usage: gpu_runs.sh BUILD_DIR [suite] [two-gpus] [mpi] [scaling] [stream] [bench] [all]}
+build=${1:?usage: gpu_runs.sh BUILD_DIR [suite] [two-gpus] [mpi] [scaling] [stream] [init] [bench] [all]}
 shift
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] || [ "${steps[0]}" = all ] && steps=(suite two-gpus mpi scaling)
@@ -30,6 +32,7 @@ for step in "${steps[@]}"; do
     suite) ctest --test-dir "$build" -LE toolchain -j 8 --output-on-failure >"$log" 2>&1 ;;
     two-gpus) "$build/bench/unimem-bench" --only two-gpus >"$log" 2>&1 ;;
     stream) "$build/bench/unimem-bench" --only stream,steady-state,launch >"$log" 2>&1 ;;
+    init) "$build/bench/unimem-bench" --only init --csv "$out/$name-init.csv" >"$log" 2>&1 ;;
     bench) "$build/bench/unimem-bench" ${UNIMEM_BENCH_ARGS:-} --csv "$out/$name-bench.csv" >"$log" 2>&1 ;;
     mpi)
       { ctest --test-dir "$build" -R '^(mpi\.|example\.mpi_jacobi)' --output-on-failure

@@ -104,7 +104,7 @@ TEST(Architecture, UserContainerIsALaunchArgumentAndATagTarget) {
   EXPECT_EQ(wrong, 0u);
   // The placement calls take the container too.
   EXPECT_EQ(unimem::prefetch(in, unimem::location::device(s.device_id()), s),
-            unimem::migration_supported(unimem::location::device(s.device_id()))
+            unimem::migrates_on_demand(unimem::location::device(s.device_id()))
                 ? unimem::hint_status::applied
                 : unimem::hint_status::unsupported);
   s.synchronize();
@@ -171,7 +171,7 @@ TEST(ArchitectureMultiGpu, StreamsDecideTheDeviceOfLaunchesAndFirstTouch) {
 
   // first_touch(stream): the pages go to the stream's device.
   unimem::managed_buffer<float> b(n, unimem::first_touch(s1));
-  EXPECT_EQ(unimem::device::current().id(), 0) << "the current device is left as it was";
+  EXPECT_EQ(unimem::device::current().device_id(), 0) << "the current device is left as it was";
   if (unimem::device(1).migrates_on_demand()) {
     EXPECT_EQ(b.last_prefetch_location(), unimem::location::device(1));
   }
@@ -191,7 +191,7 @@ TEST(ArchitectureMultiGpu, StreamsDecideTheDeviceOfLaunchesAndFirstTouch) {
   // An untagged launch on a stream of device 1, with device 0 current, runs on device 1.
   unimem::managed_buffer<float> in(n, 1.0f), out(n, unimem::first_touch(s1));
   unimem::launch(arch_add, unimem::grid_for(n).on(s1), in, out, n, 2.0f);
-  EXPECT_EQ(unimem::device::current().id(), 0);
+  EXPECT_EQ(unimem::device::current().device_id(), 0);
   s1.synchronize();
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i) wrong += out[i] != 3.0f;
@@ -220,7 +220,7 @@ struct twelve_bytes {
 
 template <class T, class Equal>
 void check_fill(const T& value, std::size_t n, Equal equal) {
-  unimem::stream s(unimem::stream::flags::non_blocking);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   unimem::device_buffer<T> d(n, unimem::uninitialized);
   unimem::managed_buffer<T> m(n, unimem::uninitialized);
   unimem::pinned_buffer<T> p(n, unimem::uninitialized);
@@ -321,7 +321,7 @@ TEST(Architecture, ReportStatesEachFactOnce) {
   EXPECT_EQ(r.find("runtime none"), std::string::npos) << r;
   EXPECT_NE(unimem::runtime_version(), "none");
   // An error whose runtime describes it by its own name prints the name once.
-  const unimem::error e(unimem::detail::backend::error_invalid_value, "someCall()", "x.cpp", 1);
+  const unimem::runtime_error e(unimem::detail::backend::error_invalid_value, "someCall()", "x.cpp", 1);
   const std::string name = e.code_name();
   const std::string what = e.what();
   EXPECT_EQ(what.find(name + ": " + name), std::string::npos) << what;

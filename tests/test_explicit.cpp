@@ -210,7 +210,7 @@ TEST(ExplicitGpu, AsyncCopiesAreOrderedOnAStream) {
   unimem::pinned_buffer<float> in(n), out(n, unimem::uninitialized);
   for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<float>(i % 1000);
   unimem::device_buffer<float> d(n, unimem::uninitialized);
-  unimem::stream s(unimem::stream::flags::non_blocking);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   for (int round = 0; round < 3; ++round) {
     unimem::launch(explicit_spin, unimem::launch_config(1, 1).on(s), std::uint64_t{20'000'000});
     unimem::copy_async(d, in, s);  // behind the spin
@@ -265,7 +265,7 @@ TEST(ExplicitGpu, EventsMeasureElapsedTime) {
 
   // Cross-stream ordering: s2 waits for an event of s1.
   unimem::stream s1, s2;
-  unimem::event done(unimem::event::flags::disable_timing);
+  unimem::event done(unimem::event::timing_mode::disable_timing);
   unimem::launch(explicit_spin, unimem::launch_config(1, 1).on(s1), std::uint64_t{100'000'000});
   done.record(s1);
   s2.wait(done);

@@ -478,7 +478,7 @@ void add_copies(std::vector<scenario>& out) {
                                  " -> " + name_of(to);
         out.push_back({name, [to, from, async](run_context& c) {
                          any_buffer dst(to, 0), src(from, 9);
-                         unimem::stream s(unimem::stream::flags::non_blocking);
+                         unimem::stream s(unimem::stream::blocking_mode::non_blocking);
                          c.armed([&] {
                            if (async) {
                              unimem::copy_async(dst.view(), src.view(), s);
@@ -508,7 +508,7 @@ void add_fills(std::vector<scenario>& out) {
           std::string(async ? "fill_async " : "fill ") + name_of(k) + " (int, 1-byte pattern)";
       out.push_back({name, [k, async](run_context& c) {
                        any_buffer b(k, 0);
-                       unimem::stream s(unimem::stream::flags::non_blocking);
+                       unimem::stream s(unimem::stream::blocking_mode::non_blocking);
                        c.armed([&] {
                          if (async) {
                            unimem::fill_async(b.view(), 0x01010101, s);
@@ -592,8 +592,8 @@ void add_placement(std::vector<scenario>& out) {
   out.push_back({"set_intent mapped then moved, intent_of", [](run_context& c) {
                    unimem::managed_buffer<int> b(n, 4);
                    c.armed([&] {
-                     c.hint(unimem::set_intent(b, unimem::mapped));
-                     c.hint(unimem::set_intent(b, unimem::moved));
+                     c.hint(unimem::set_intent(b, unimem::intent::map));
+                     c.hint(unimem::set_intent(b, unimem::intent::move));
                    });
                    c.expect(all_equal(b, 4), "contents changed");
                  }});
@@ -618,7 +618,7 @@ void add_placement(std::vector<scenario>& out) {
                      const unimem::device d = unimem::device(0);
                      (void)d.properties();
                      (void)d.free_memory();
-                     (void)unimem::migration_supported(location::device(0));
+                     (void)unimem::migrates_on_demand(location::device(0));
                      (void)unimem::device::current();
                    });
                  }});
@@ -642,8 +642,9 @@ void add_launches(std::vector<scenario>& out) {
                    unimem::stream s;
                    c.armed([&] {
                      unimem::launch(fi_add, unimem::grid_for(n).on(s),
-                                    unimem::in(a, unimem::mapped), unimem::in(b, unimem::mapped),
-                                    unimem::out(r, unimem::mapped), n);
+                                    unimem::in(a, unimem::intent::map),
+                                    unimem::in(b, unimem::intent::map),
+                                    unimem::out(r, unimem::intent::map), n);
                      c.hint(r.ready_for_host(s));
                    });
                    if (!c.threw()) c.expect(all_equal(r, 3), "wrong sum");
@@ -676,9 +677,9 @@ void add_streams_and_allocators(std::vector<scenario>& out) {
   out.push_back({"streams and events: record, wait, query, elapsed", [](run_context& c) {
                    unimem::managed_buffer<int> b(n, 0);
                    c.armed([&] {
-                     unimem::stream s1(unimem::stream::flags::non_blocking);
+                     unimem::stream s1(unimem::stream::blocking_mode::non_blocking);
                      unimem::stream s2(unimem::device(0));
-                     unimem::event start, stop(unimem::event::flags::timing);
+                     unimem::event start, stop(unimem::event::timing_mode::timing);
                      start.record(s1);
                      unimem::launch(fi_fill, unimem::grid_for(n).on(s1), unimem::out(b), n, 1);
                      stop.record(s1);
@@ -761,6 +762,26 @@ void run_sweep(const char* group, void (*add)(std::vector<scenario>&)) {
   for (const std::string& f : t.fallback_calls) std::printf("    %s\n", f.c_str());
 }
 
+// Tags over device memory place nothing: a tagged launch over device buffers makes exactly the
+// runtime calls of the untagged one (the launch itself).
+TEST(FaultCountGpu, TagsOverDeviceBuffersMakeNoRuntimeCall) {
+  UNIMEM_REQUIRE_GPU();
+  const std::size_t n = 1000;
+  unimem::device_buffer<int> a(n), b(n), c(n);
+  const auto cfg = unimem::grid_for(n);
+  unimem::launch(fi_add, cfg, a, b, c, n);  // the runtime's first launch of this kernel
+  unimem::synchronize();
+  fault::arm(0, 0);
+  unimem::launch(fi_add, cfg, a, b, c, n);
+  const long long untagged = fault::calls();
+  fault::arm(0, 0);
+  unimem::launch(fi_add, cfg, unimem::in(a), unimem::in(b), unimem::out(c), n);
+  const long long tagged = fault::calls();
+  unimem::synchronize();
+  EXPECT_EQ(tagged, untagged);
+  EXPECT_EQ(untagged, 1) << "an untagged launch on the default stream is one runtime call";
+}
+
 // The ledger's exact count under concurrency: what eight threads allocate, create and free,
 // round after round, leaves the runtime holding exactly what it held before (the free-memory
 // evidence of StressGpu.EightThreadsAllocatePrefetchLaunchFree, without the runtime's pools).
@@ -774,8 +795,8 @@ TEST(FaultLedgerGpu, EightThreadsLeaveNothingHeld) {
     pool.emplace_back([&, t] {
       try {
         for (int r = 0; r < 1000; ++r) {
-          unimem::stream s(unimem::stream::flags::non_blocking);
-          unimem::event e(unimem::event::flags::disable_timing);
+          unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+          unimem::event e(unimem::event::timing_mode::disable_timing);
           unimem::managed_buffer<int> m(1000 + t, unimem::uninitialized);
           unimem::device_buffer<int> d(1000 + t, 1);
           unimem::pinned_buffer<int> p(1000 + t, 0);

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 __global__ void launch_test_vector_add(const float* a, const float* b, float* c, std::size_t n) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
@@ -83,7 +85,66 @@ TEST(Launch, ArgumentConversionsAtCompileTime) {
   SUCCEED();
 }
 
+TEST(Launch, TagsOverDeviceBuffersPassTheirViews) {
+  // Device memory never moves: a tag over it is the buffer's view (nothing to place, no record,
+  // no runtime call), so one launch line serves managed and device builds.
+  using namespace unimem::detail;
+  using dbuf = unimem::device_buffer<float>;
+  using in_tag = decltype(unimem::in(std::declval<const dbuf&>()));
+  using out_tag = decltype(unimem::out(std::declval<dbuf&>()));
+  using inout_tag = decltype(unimem::inout(std::declval<dbuf&>(), unimem::intent::map));
+  static_assert(std::is_same<in_tag, unimem::view<const float>>::value, "");
+  static_assert(std::is_same<out_tag, unimem::view<float>>::value, "");
+  static_assert(std::is_same<inout_tag, unimem::view<float>>::value, "");
+  static_assert(!is_tagged_v<in_tag> && !is_tagged_v<out_tag>, "launch() places nothing");
+  static_assert(argument_traits<in_tag, const float*>::ok, "");
+  static_assert(!argument_traits<in_tag, float*>::ok, "in() is read-only");
+  static_assert(argument_traits<out_tag, float*>::ok, "");
+  static_assert(argument_traits<inout_tag, unimem::view<float>>::ok, "");
+  // Managed buffers keep their tags, with the placement record.
+  using mbuf = unimem::managed_buffer<float>;
+  static_assert(is_tagged_v<decltype(unimem::in(std::declval<const mbuf&>()))>, "");
+  unimem::device_buffer<float> empty;
+  EXPECT_EQ(unimem::out(empty).data(), nullptr);
+  EXPECT_NO_THROW(unimem::launch(launch_test_vector_add, unimem::grid_for(0), unimem::in(empty),
+                                 unimem::in(empty), unimem::out(empty), 0u));
+}
+
 // ---- GPU tests ----
+
+namespace {
+// The one launch line of a program built over managed_buffer or over device_buffer.
+template <class Buffer>
+void tagged_vector_add(const Buffer& a, const Buffer& b, Buffer& c, std::size_t n) {
+  unimem::launch(launch_test_vector_add, unimem::grid_for(n), unimem::in(a), unimem::in(b),
+                 unimem::out(c), n);
+}
+}  // namespace
+
+TEST(LaunchGpu, TaggedLaunchOverDeviceBuffers) {
+  UNIMEM_REQUIRE_GPU();
+  const std::size_t n = (1 << 20) + 5;
+  std::vector<float> ha(n), hb(n), hc(n, -1.0f);
+  for (std::size_t i = 0; i < n; ++i) {
+    ha[i] = static_cast<float>(i % 4096);
+    hb[i] = 2.0f * static_cast<float>(i % 4096);
+  }
+  unimem::device_buffer<float> a(ha.begin(), ha.end()), b(hb.begin(), hb.end());
+  unimem::device_buffer<float> c(n, unimem::uninitialized);
+  tagged_vector_add(a, b, c, n);
+  unimem::synchronize();
+  unimem::copy(hc, c);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += hc[i] != 3.0f * static_cast<float>(i % 4096);
+  EXPECT_EQ(wrong, 0u);
+
+  // The same line over managed buffers places them (tags) and computes the same.
+  unimem::managed_buffer<float> ma(ha.begin(), ha.end()), mb(hb.begin(), hb.end());
+  unimem::managed_buffer<float> mc(n, unimem::uninitialized);
+  tagged_vector_add(ma, mb, mc, n);
+  unimem::synchronize();
+  EXPECT_EQ(count_wrong_sums(mc, n), 0u);
+}
 
 class VectorAdd : public ::testing::TestWithParam<std::size_t> {};
 
@@ -134,7 +195,8 @@ TEST(LaunchGpu, ViewsAndConstBuffers) {
 
   // A view passed explicitly, and a sub-range of it.
   auto part = out.view().subview(1000, 10);
-  unimem::launch(launch_test_scale_view, unimem::grid_for(part.size()), part, in.cview(), -1.0f);
+  unimem::launch(launch_test_scale_view, unimem::grid_for(part.size()), part,
+                 std::as_const(in).view(), -1.0f);
   unimem::synchronize();
   EXPECT_EQ(out[999], 6.0f);
   EXPECT_EQ(out[1000], -1.5f);
@@ -181,6 +243,45 @@ TEST(LaunchGpu, BadConfigThrowsAndLaterLaunchesWork) {
   unimem::launch(launch_test_vector_add, unimem::grid_for(n), a, b, c, n);
   unimem::synchronize();
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(c[i], 3.0f);
+}
+
+TEST(OccupancyGpu, BlockSizeIsWholeWarpsWithinTheDeviceLimit) {
+  UNIMEM_REQUIRE_GPU();
+  const unimem::device d = unimem::device::current();
+  const unimem::potential_block_size p = unimem::max_potential_block_size(launch_test_vector_add);
+  EXPECT_GT(p.block_size, 0u);
+  EXPECT_EQ(p.block_size % static_cast<unsigned>(d.warp_size()), 0u) << p.block_size;
+  EXPECT_LE(p.block_size, static_cast<unsigned>(d.max_threads_per_block()));
+  EXPECT_GT(p.min_grid_size, 0u);
+  const auto limited = unimem::max_potential_block_size(launch_test_vector_add, 0, 64);
+  EXPECT_GT(limited.block_size, 0u);
+  EXPECT_LE(limited.block_size, 64u);
+  const auto with_shared = unimem::max_potential_block_size(launch_test_vector_add, 1024);
+  EXPECT_GT(with_shared.block_size, 0u);
+  // Dynamic shared memory no block can have: unimem::error, and later calls work.
+  EXPECT_THROW((void)unimem::max_potential_block_size(launch_test_vector_add, std::size_t{1} << 30),
+               unimem::error);
+  EXPECT_EQ(unimem::max_potential_block_size(launch_test_vector_add).block_size, p.block_size);
+}
+
+TEST(OccupancyGpu, GridForAKernelCoversNAndComputes) {
+  UNIMEM_REQUIRE_GPU();
+  const std::size_t n = (1 << 20) + 7;  // not a multiple of any block size
+  const unsigned block = unimem::max_potential_block_size(launch_test_vector_add).block_size;
+  const unimem::launch_config cfg = unimem::grid_for(launch_test_vector_add, n);
+  EXPECT_EQ(cfg.block, unimem::dims(block));
+  EXPECT_EQ(cfg.grid.x, (n + block - 1) / block);
+  EXPECT_EQ(cfg.shared_bytes, 0u);
+  EXPECT_EQ(unimem::grid_for(launch_test_vector_add, n, 256).shared_bytes, 256u);
+  EXPECT_TRUE(unimem::grid_for(launch_test_vector_add, 0).empty());
+  unimem::managed_buffer<float> a(n), b(n), c(n, unimem::uninitialized);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = static_cast<float>(i % 4096);
+    b[i] = 2.0f * static_cast<float>(i % 4096);
+  }
+  unimem::launch(launch_test_vector_add, cfg, unimem::in(a), unimem::in(b), unimem::out(c), n);
+  unimem::synchronize();
+  EXPECT_EQ(count_wrong_sums(c, n), 0u);
 }
 
 TEST(LaunchGpu, EmptyGridLeavesDataAlone) {

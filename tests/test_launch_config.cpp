@@ -68,7 +68,7 @@ TEST(LaunchConfig, Defaults) {
   EXPECT_EQ(c.shared_bytes, 0u);
   EXPECT_EQ(c.stream, unimem::default_stream);
   EXPECT_FALSE(c.names_device());  // the stream's device, else the current one
-  EXPECT_EQ(c.device, unimem::unspecified_device);
+  EXPECT_EQ(c.device, unimem::no_device);
   EXPECT_TRUE(c.on_device(-1).names_device());
   EXPECT_EQ(c.on_device(-1).device, -1);  // kept as given: launching with it throws
   EXPECT_EQ(c.on_device(3).device, 3);

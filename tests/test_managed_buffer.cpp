@@ -74,7 +74,7 @@ TEST(ManagedBuffer, ZeroSizeAllocatesNothing) {
   for (auto* buf : {&a, &b, &c, &d, &e}) {
     EXPECT_TRUE(buf->empty());
     EXPECT_EQ(buf->size(), 0u);
-    EXPECT_EQ(buf->bytes(), 0u);
+    EXPECT_EQ(buf->size_bytes(), 0u);
     EXPECT_EQ(buf->data(), nullptr);
     EXPECT_EQ(buf->begin(), buf->end());
     EXPECT_TRUE(buf->view().empty());
@@ -140,7 +140,7 @@ TEST(ManagedBufferGpu, Constructors) {
   UNIMEM_REQUIRE_GPU();
   unimem::managed_buffer<int> zeros(1000);
   EXPECT_EQ(zeros.size(), 1000u);
-  EXPECT_EQ(zeros.bytes(), 4000u);
+  EXPECT_EQ(zeros.size_bytes(), 4000u);
   for (int v : zeros) ASSERT_EQ(v, 0);
 
   unimem::managed_buffer<int> sevens(333, 7);

@@ -63,7 +63,12 @@ TEST(Location, HostAndDevice) {
   static_assert(h != d && d == location::device(3) && d != location::device(2), "");
   EXPECT_EQ(to_string(h), "host");
   EXPECT_EQ(to_string(d), "device 3");
-  EXPECT_EQ(unimem::to_string(unimem::hint_status::unsupported), std::string("unsupported"));
+  static_assert(h.device_id() == unimem::no_device, "the host has no device id");
+  EXPECT_EQ(unimem::to_string(unimem::hint_status::unsupported), "unsupported");
+  EXPECT_EQ(unimem::to_string(unimem::hint_status::applied) + "!", "applied!");
+  static_assert(std::is_same<decltype(unimem::to_string(unimem::hint_status::empty)),
+                             std::string>::value,
+                "to_string returns a std::string for every type, as std::to_string does");
 }
 
 TEST(Placement, EmptyRangesAreNoOpsWithoutAnyRuntimeCall) {
@@ -152,7 +157,7 @@ TEST(PlacementRecord, TagsOfBuffersCarryItViewsAndVectorsDoNot) {
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(unimem::in(cb).record, r);
   EXPECT_EQ(unimem::out(b).record, r);
-  EXPECT_EQ(unimem::inout(b, unimem::mapped).record, r);
+  EXPECT_EQ(unimem::inout(b, unimem::intent::map).record, r);
   EXPECT_EQ(unimem::in(b.view()).record, nullptr) << "a view does not know its buffer";
   unimem::managed_vector<int> v;
   EXPECT_EQ(unimem::in(v).record, nullptr);
@@ -195,13 +200,14 @@ TEST(Intent, TagsCarryTheirIntent) {
   using unimem::detail::intent_choice;
   unimem::managed_buffer<int> b;
   EXPECT_EQ(unimem::in(b).how, intent_choice::follow);
-  EXPECT_EQ(unimem::in(b, unimem::mapped).how, intent_choice::map);
-  EXPECT_EQ(unimem::out(b, unimem::moved).how, intent_choice::move);
-  EXPECT_EQ(unimem::inout(b.view(), unimem::mapped).how, intent_choice::map);
+  EXPECT_EQ(unimem::in(b, unimem::intent::map).how, intent_choice::map);
+  EXPECT_EQ(unimem::out(b, unimem::intent::move).how, intent_choice::move);
+  EXPECT_EQ(unimem::inout(b.view(), unimem::intent::map).how, intent_choice::map);
   EXPECT_EQ(unimem::in(b.view()).how, intent_choice::follow);
   // Empty ranges: no runtime call, so these work without a GPU.
-  EXPECT_EQ(unimem::set_intent(b, unimem::mapped, location::device(0)), unimem::hint_status::empty);
-  EXPECT_EQ(unimem::intent_of(b), unimem::intent::move);
+  EXPECT_EQ(unimem::set_intent(b, unimem::intent::map, location::device(0)),
+            unimem::hint_status::empty);
+  EXPECT_EQ(unimem::get_intent(b), unimem::intent::move);
   EXPECT_EQ(unimem::ready_for_host(b), unimem::hint_status::empty);
 }
 
@@ -335,7 +341,7 @@ TEST(PlacementGpu, InvalidDeviceIdsThrow) {
                  unimem::error);
     EXPECT_THROW(b.advise(unimem::advice::accessed_by, location::device(bad)), unimem::error);
     EXPECT_THROW(b.unadvise(unimem::advice::accessed_by, location::device(bad)), unimem::error);
-    EXPECT_THROW((void)unimem::migration_supported(location::device(bad)), unimem::error);
+    EXPECT_THROW((void)unimem::migrates_on_demand(location::device(bad)), unimem::error);
     EXPECT_THROW(unimem::managed_buffer<int>(16, unimem::first_touch(location::device(bad))),
                  unimem::error);
     EXPECT_THROW(unimem::launch(migration_fill, unimem::grid_for(b.size()).on_device(bad),
@@ -435,7 +441,7 @@ TEST(PlacementGpu, UnsupportedPolicyIsHonoured) {
   policy_restorer restore;
   unimem::managed_buffer<int> b(1 << 20, 4);
   unimem::detail::set_migration_capability_for_testing(0, 0);  // pretend: no migration
-  EXPECT_FALSE(unimem::migration_supported(location::device(0)));
+  EXPECT_FALSE(unimem::migrates_on_demand(location::device(0)));
 
   EXPECT_EQ(b.prefetch(location::device(0)), unimem::hint_status::unsupported);
   EXPECT_EQ(b.advise(unimem::advice::read_mostly), unimem::hint_status::unsupported);
@@ -465,7 +471,7 @@ TEST(PlacementGpu, UnsupportedPolicyIsHonoured) {
             unimem::hint_status::empty);  // empty stays a no-op under any policy
 
   unimem::detail::set_migration_capability_for_testing(0, -1);  // the real answer again
-  EXPECT_TRUE(unimem::migration_supported(location::device(0)) ==
+  EXPECT_TRUE(unimem::migrates_on_demand(location::device(0)) ==
               unimem::device(0).migrates_on_demand());
 }
 
@@ -487,8 +493,9 @@ TEST(PlacementGpu, TaggedLaunchOverResidentDataPlacesNothingUntilTheHostTouchesI
   const bool skipped = unimem_test::in_a_quiet_run([&] {
     launch();
     s.synchronize();
-    unimem::detail::check(unimem::detail::backend::prefetch(a.data(), a.bytes(), host, s.get()),
-                          {__FILE__, __LINE__});
+    unimem::detail::check(
+        unimem::detail::backend::prefetch(a.data(), a.size_bytes(), host, s.get()),
+        {__FILE__, __LINE__});
     s.synchronize();
     launch();
     s.synchronize();
@@ -500,8 +507,9 @@ TEST(PlacementGpu, TaggedLaunchOverResidentDataPlacesNothingUntilTheHostTouchesI
     SCOPED_TRACE(how);
     launch();
     s.synchronize();
-    unimem::detail::check(unimem::detail::backend::prefetch(a.data(), a.bytes(), host, s.get()),
-                          {__FILE__, __LINE__});
+    unimem::detail::check(
+        unimem::detail::backend::prefetch(a.data(), a.size_bytes(), host, s.get()),
+        {__FILE__, __LINE__});
     s.synchronize();
     touch();
     launch();
@@ -535,8 +543,9 @@ TEST(PlacementGpu, ExplicitPrefetchOfAPlacedBufferIsFreeAndFirstTouchRecords) {
   const unimem::detail::backend::native_location host{true, -1};
   unimem::managed_buffer<float> f(mib, unimem::first_touch(location::device(0), s));
   const bool first_touch_recorded = unimem_test::in_a_quiet_run([&] {
-    unimem::detail::check(unimem::detail::backend::prefetch(f.data(), f.bytes(), host, s.get()),
-                          {__FILE__, __LINE__});
+    unimem::detail::check(
+        unimem::detail::backend::prefetch(f.data(), f.size_bytes(), host, s.get()),
+        {__FILE__, __LINE__});
     s.synchronize();
     (void)f.prefetch(location::device(0), s);  // the record from first touch holds: nothing
     s.synchronize();
@@ -559,8 +568,8 @@ TEST(IntentGpu, MappedTagsKeepDataOnTheHostAndAdviseOnce) {
   unimem::managed_buffer<int> a(n), b(n), c(n);
   unimem::stream s;
   auto launch = [&] {
-    unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a, unimem::mapped),
-                   unimem::inout(b, unimem::mapped), unimem::out(c, unimem::mapped), n);
+    unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a, unimem::intent::map),
+                   unimem::inout(b, unimem::intent::map), unimem::out(c, unimem::intent::map), n);
   };
   for (int round = 0; round < 3; ++round) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -575,9 +584,9 @@ TEST(IntentGpu, MappedTagsKeepDataOnTheHostAndAdviseOnce) {
     }
     ASSERT_EQ(wrong, 0u) << "round " << round;
     for (auto* buf : {&a, &b, &c}) {
-      EXPECT_EQ(unimem::intent_of(*buf), unimem::intent::map);
+      EXPECT_EQ(unimem::get_intent(*buf), unimem::intent::map);
       EXPECT_EQ(buf->preferred_location(), location::host());
-      EXPECT_TRUE(buf->accessed_by().contains(location::device(0)));
+      EXPECT_TRUE(unimem_test::lists(buf->accessed_by(), location::device(0)));
       EXPECT_FALSE(buf->last_prefetch_location().has_value())
           << "a mapped range was prefetched (to the GPU, or back by ready_for_host)";
     }
@@ -588,25 +597,25 @@ TEST(IntentGpu, MappedTagsKeepDataOnTheHostAndAdviseOnce) {
     launch();
     s.synchronize();
     unimem::detail::check(
-        unimem::detail::backend::advise(a.data(), a.bytes(),
+        unimem::detail::backend::advise(a.data(), a.size_bytes(),
                                         unimem::detail::backend::mem_advice::unset_accessed_by,
                                         {false, 0}),
         {__FILE__, __LINE__});
     launch();
     s.synchronize();
-    return !a.accessed_by().contains(location::device(0));
+    return !unimem_test::lists(a.accessed_by(), location::device(0));
   });
   EXPECT_TRUE(trusted);
   // Once unimem is told (or a fault happens), the tag makes the range mapped again.
   unimem::host_touched(a);
   launch();
   s.synchronize();
-  EXPECT_TRUE(a.accessed_by().contains(location::device(0)));
+  EXPECT_TRUE(unimem_test::lists(a.accessed_by(), location::device(0)));
   // Advice withdrawn through unimem: its record forgets, and the next mapped tag restores it.
   a.unadvise(unimem::advice::accessed_by, location::device(0));
   launch();
   s.synchronize();
-  EXPECT_TRUE(a.accessed_by().contains(location::device(0)));
+  EXPECT_TRUE(unimem_test::lists(a.accessed_by(), location::device(0)));
 }
 
 TEST(IntentGpu, MovedUndoesMappingAndPlainTagsFollowTheIntent) {
@@ -614,8 +623,8 @@ TEST(IntentGpu, MovedUndoesMappingAndPlainTagsFollowTheIntent) {
   const std::size_t n = 2 * mib;
   unimem::managed_buffer<int> a(n, 1), b(n, 0), c(n, 0);
   unimem::stream s;
-  ASSERT_EQ(unimem::set_intent(a, unimem::mapped), unimem::hint_status::applied);
-  EXPECT_EQ(unimem::intent_of(a), unimem::intent::map);
+  ASSERT_EQ(unimem::set_intent(a, unimem::intent::map), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::get_intent(a), unimem::intent::map);
   EXPECT_EQ(a.preferred_location(), location::host());
   // Plain tags follow the intent: a is mapped, not moved; b (no intent) moves.
   unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a), unimem::inout(b),
@@ -625,10 +634,10 @@ TEST(IntentGpu, MovedUndoesMappingAndPlainTagsFollowTheIntent) {
   EXPECT_EQ(b.last_prefetch_location(), location::device(0));
   EXPECT_EQ(c[n - 1], 1);
   // A moved tag switches it back: the advice is withdrawn and the range is prefetched.
-  unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a, unimem::moved),
+  unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a, unimem::intent::move),
                  unimem::inout(b), unimem::out(c), n);
   s.synchronize();
-  EXPECT_EQ(unimem::intent_of(a), unimem::intent::move);
+  EXPECT_EQ(unimem::get_intent(a), unimem::intent::move);
   EXPECT_FALSE(a.preferred_location().has_value());
   EXPECT_TRUE(a.accessed_by().empty());
   EXPECT_EQ(a.last_prefetch_location(), location::device(0));
@@ -636,7 +645,7 @@ TEST(IntentGpu, MovedUndoesMappingAndPlainTagsFollowTheIntent) {
   // The intent is the runtime's advice, however it was given: advise() counts too.
   a.advise(unimem::advice::preferred_location, location::host());
   a.advise(unimem::advice::accessed_by, location::device(0));
-  EXPECT_EQ(unimem::intent_of(a), unimem::intent::map);
+  EXPECT_EQ(unimem::get_intent(a), unimem::intent::map);
 }
 
 TEST(IntentGpu, AViewMappedInsideABufferIsSeenByTheBuffersNextLaunch) {
@@ -647,9 +656,9 @@ TEST(IntentGpu, AViewMappedInsideABufferIsSeenByTheBuffersNextLaunch) {
   auto head = a.view().subview(0, n / 2);
   unimem::launch(migration_fill, unimem::grid_for(n).on(s), unimem::out(a), 10);
   s.synchronize();
-  ASSERT_EQ(unimem::set_intent(head, unimem::mapped), unimem::hint_status::applied);
-  EXPECT_EQ(unimem::intent_of(head), unimem::intent::map);
-  EXPECT_EQ(unimem::intent_of(a), unimem::intent::move) << "only half of it is mapped";
+  ASSERT_EQ(unimem::set_intent(head, unimem::intent::map), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::get_intent(head), unimem::intent::map);
+  EXPECT_EQ(unimem::get_intent(a), unimem::intent::move) << "only half of it is mapped";
   // The view's new intent stops a's record from holding (set_intent over a view takes a fault
   // on purpose): the buffer's next launch asks the runtime, finds the buffer not all mapped, and
   // moves all of it (intents are per whole range: a partly mapped range moves).
@@ -661,9 +670,10 @@ TEST(IntentGpu, AViewMappedInsideABufferIsSeenByTheBuffersNextLaunch) {
     EXPECT_EQ(a[i], 20 + static_cast<int>(i));
   }
   // Undoing a part leaves the rest mapped, page by page, as the runtime keeps it.
-  EXPECT_EQ(unimem::set_intent(head.subview(0, 1024), unimem::moved), unimem::hint_status::applied);
-  EXPECT_EQ(unimem::intent_of(head.subview(0, 1024)), unimem::intent::move);
-  EXPECT_EQ(unimem::intent_of(head.subview(16 * 1024)), unimem::intent::map);
+  EXPECT_EQ(unimem::set_intent(head.subview(0, 1024), unimem::intent::move),
+            unimem::hint_status::applied);
+  EXPECT_EQ(unimem::get_intent(head.subview(0, 1024)), unimem::intent::move);
+  EXPECT_EQ(unimem::get_intent(head.subview(16 * 1024)), unimem::intent::map);
   EXPECT_FALSE(unimem::preferred_location(head.subview(0, 1024)).has_value());
   EXPECT_EQ(unimem::preferred_location(head.subview(1024)), location::host());
 }
@@ -674,27 +684,30 @@ TEST(IntentGpu, FreedMemoryKeepsNoIntentAndBadRequestsThrow) {
   for (int round = 0; round < 4; ++round) {  // the runtime often hands the same address back
     unimem::managed_buffer<float> x(mib);
     unimem::managed_vector<float> y(mib);
-    EXPECT_EQ(unimem::intent_of(x), unimem::intent::move) << "round " << round;
-    EXPECT_EQ(unimem::intent_of(y), unimem::intent::move) << "round " << round;
-    ASSERT_EQ(unimem::set_intent(x, unimem::mapped), unimem::hint_status::applied);
-    ASSERT_EQ(unimem::set_intent(y, unimem::mapped), unimem::hint_status::applied);
-    EXPECT_EQ(unimem::intent_of(x), unimem::intent::map);
-    EXPECT_EQ(unimem::intent_of(y), unimem::intent::map);
-    EXPECT_THROW(unimem::set_intent(x, unimem::mapped, location::host()), unimem::argument_error);
-    EXPECT_THROW(unimem::set_intent(x, unimem::mapped, location::device(unimem::device_count())),
-                 unimem::error);
+    EXPECT_EQ(unimem::get_intent(x), unimem::intent::move) << "round " << round;
+    EXPECT_EQ(unimem::get_intent(y), unimem::intent::move) << "round " << round;
+    ASSERT_EQ(unimem::set_intent(x, unimem::intent::map), unimem::hint_status::applied);
+    ASSERT_EQ(unimem::set_intent(y, unimem::intent::map), unimem::hint_status::applied);
+    EXPECT_EQ(unimem::get_intent(x), unimem::intent::map);
+    EXPECT_EQ(unimem::get_intent(y), unimem::intent::map);
+    EXPECT_THROW(unimem::set_intent(x, unimem::intent::map, location::host()),
+                 unimem::argument_error);
+    EXPECT_THROW(
+        unimem::set_intent(x, unimem::intent::map, location::device(unimem::device_count())),
+        unimem::error);
   }
   // A device that cannot migrate: nothing to change, and said so (or thrown, by policy).
   unimem::managed_buffer<int> z(1000, 3);
   unimem::detail::set_migration_capability_for_testing(0, 0);
-  EXPECT_EQ(unimem::set_intent(z, unimem::mapped, location::device(0)),
+  EXPECT_EQ(unimem::set_intent(z, unimem::intent::map, location::device(0)),
             unimem::hint_status::unsupported);
-  EXPECT_EQ(unimem::intent_of(z), unimem::intent::move);
-  unimem::launch(migration_fill, unimem::grid_for(z.size()), unimem::out(z, unimem::mapped), 5);
+  EXPECT_EQ(unimem::get_intent(z), unimem::intent::move);
+  unimem::launch(migration_fill, unimem::grid_for(z.size()), unimem::out(z, unimem::intent::map),
+                 5);
   EXPECT_EQ(z.ready_for_host(), unimem::hint_status::unsupported);
   EXPECT_EQ(z[999], 5 + 999);
   unimem::set_unsupported_policy(unimem::unsupported_policy::throw_error);
-  EXPECT_THROW(unimem::set_intent(z, unimem::mapped, location::device(0)), unimem::error);
+  EXPECT_THROW(unimem::set_intent(z, unimem::intent::map, location::device(0)), unimem::error);
 }
 
 TEST(PlacementGpu, AttachToAStream) {
@@ -718,7 +731,7 @@ TEST(PlacementGpu, AttachToAStream) {
 
 TEST(StreamGpu, OwnsAndMoves) {
   UNIMEM_REQUIRE_GPU();
-  unimem::stream a(unimem::stream::flags::non_blocking);
+  unimem::stream a(unimem::stream::blocking_mode::non_blocking);
   EXPECT_TRUE(static_cast<bool>(a));
   const auto handle = a.get();
   unimem::stream b(std::move(a));
@@ -735,23 +748,23 @@ TEST(StreamGpu, OwnsAndMoves) {
 TEST(StreamGpu, KnowsItsDevice) {
   UNIMEM_REQUIRE_GPU();
   unimem::stream s;  // on the current device
-  EXPECT_EQ(s.device_id(), unimem::device::current().id());
+  EXPECT_EQ(s.device_id(), unimem::device::current().device_id());
   EXPECT_EQ(unimem::stream_ref(s).device_id(), s.device_id());
   unimem::stream on0(unimem::device(0));
   EXPECT_EQ(on0.ref().device_id(), 0);
   // A native handle does not carry its device; the runtime is asked where it can tell.
   const unimem::stream_ref native(on0.get());
-  EXPECT_EQ(native.device_id(), -1);
+  EXPECT_EQ(native.device_id(), unimem::no_device);
   EXPECT_FALSE(native.knows_device());
   EXPECT_EQ(native, on0.ref());
   const std::optional<int> asked = unimem::detail::stream_device(native, unimem::call_site::current());
   if (asked) EXPECT_EQ(*asked, 0);
   EXPECT_FALSE(unimem::stream_ref().knows_device());  // the default stream follows
   EXPECT_EQ(unimem::detail::stream_device(unimem::stream_ref(), unimem::call_site::current()),
-            unimem::unspecified_device);
+            unimem::no_device);
   unimem::stream moved(std::move(on0));
   EXPECT_EQ(moved.device_id(), 0);
-  EXPECT_EQ(on0.device_id(), -1);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(on0.device_id(), unimem::no_device);  // NOLINT(bugprone-use-after-move)
 }
 
 TEST(StreamGpu, LaunchOnAStreamWithItsOwnDeviceNamedWorks) {
@@ -767,11 +780,12 @@ TEST(StreamGpu, LaunchOnAStreamWithItsOwnDeviceNamedWorks) {
 TEST(DeviceGpu, SynchronizeAllDevicesWaitsAndKeepsTheCurrentDevice) {
   UNIMEM_REQUIRE_GPU();
   unimem::managed_buffer<int> b(1 << 20, unimem::uninitialized);
-  unimem::stream s(unimem::stream::flags::non_blocking);  // not ordered with the default stream
+  // not ordered with the default stream
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   unimem::launch(migration_fill, unimem::grid_for(b.size()).on(s), b, 0);
-  const int before = unimem::device::current().id();
+  const int before = unimem::device::current().device_id();
   unimem::synchronize_all_devices();
   EXPECT_TRUE(s.ready());
-  EXPECT_EQ(unimem::device::current().id(), before);
+  EXPECT_EQ(unimem::device::current().device_id(), before);
   EXPECT_EQ(b[(1 << 20) - 1], (1 << 20) - 1);
 }

@@ -1065,13 +1065,13 @@ struct totals {
 class executor {
  public:
   explicit executor(const sequence& seq)
-      : device_(unimem::device::current().id()),
+      : device_(unimem::device::current().device_id()),
         concurrent_(unimem::device::current().concurrent_managed_access()) {
     for (int i = 0; i < seq.streams; ++i) {
       streams_.emplace_back(seq.blocking[static_cast<std::size_t>(i)]
-                                ? unimem::stream::flags::blocking
-                                : unimem::stream::flags::non_blocking);
-      events_.emplace_back(unimem::event::flags::disable_timing);
+                                ? unimem::stream::blocking_mode::blocking
+                                : unimem::stream::blocking_mode::non_blocking);
+      events_.emplace_back(unimem::event::timing_mode::disable_timing);
     }
   }
   executor(const executor&) = delete;
@@ -1391,7 +1391,7 @@ class executor {
   }
 
   void set_intent(const op& o) {
-    const unimem::intent i = (o.form & kMapped) ? unimem::mapped : unimem::moved;
+    const unimem::intent i = (o.form & kMapped) ? unimem::intent::map : unimem::intent::move;
     unimem::managed_buffer<int>& b = managed(o.a);
     const bool named = (o.form & kNamedGpu) != 0;
     const unimem::view<int> v = b.view().subview(o.a_off, o.len);
@@ -1429,11 +1429,11 @@ class executor {
       case pass::view: f(v()); break;
       case pass::buffer: visit(o.a, [&](auto& b) { f(b); }); break;
       case pass::inout: f(unimem::inout(v())); break;
-      case pass::inout_mapped: f(unimem::inout(v(), unimem::mapped)); break;
-      case pass::inout_moved: f(unimem::inout(v(), unimem::moved)); break;
+      case pass::inout_mapped: f(unimem::inout(v(), unimem::intent::map)); break;
+      case pass::inout_moved: f(unimem::inout(v(), unimem::intent::move)); break;
       case pass::inout_buffer: f(unimem::inout(managed(o.a))); break;
       case pass::out: f(unimem::out(v())); break;
-      case pass::out_mapped: f(unimem::out(v(), unimem::mapped)); break;
+      case pass::out_mapped: f(unimem::out(v(), unimem::intent::map)); break;
       case pass::in:
       case pass::in_mapped: throw std::logic_error("in() for a range the kernel writes");
     }
@@ -1446,7 +1446,7 @@ class executor {
       case pass::view: f(v()); break;
       case pass::buffer: visit(o.b, [&](auto& b) { f(std::as_const(b)); }); break;
       case pass::in: f(unimem::in(v())); break;
-      case pass::in_mapped: f(unimem::in(v(), unimem::mapped)); break;
+      case pass::in_mapped: f(unimem::in(v(), unimem::intent::map)); break;
       default: throw std::logic_error("a source passed as a written range");
     }
   }

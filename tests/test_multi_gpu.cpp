@@ -30,7 +30,7 @@ TEST(MultiGpu, PrefetchToSecondGpuThenRunThere) {
   unimem::launch(multi_gpu_add, unimem::grid_for(n).on_device(1), b, n, 2);
   unimem::device(1).synchronize();
   EXPECT_EQ(b.last_prefetch_location(), location::device(1));
-  EXPECT_EQ(unimem::device::current().id(), 0);  // on_device() did not leak
+  EXPECT_EQ(unimem::device::current().device_id(), 0);  // on_device() did not leak
   b.ready_for_host();
   for (std::size_t i = 0; i < n; i += 1013) ASSERT_EQ(b[i], 3);
   EXPECT_EQ(b[n - 1], 3);
@@ -79,7 +79,7 @@ TEST(MultiGpu, FirstTouchOnTheSecondGpu) {
   UNIMEM_REQUIRE_TWO_GPUS();
   unimem::managed_buffer<int> b(1 << 20, unimem::first_touch(location::device(1)));
   EXPECT_EQ(b.last_prefetch_location(), location::device(1));
-  EXPECT_EQ(unimem::device::current().id(), 0);
+  EXPECT_EQ(unimem::device::current().device_id(), 0);
   b.ready_for_host();
   for (std::size_t i = 0; i < b.size(); i += 101) ASSERT_EQ(b[i], 0);
 }
@@ -88,21 +88,22 @@ TEST(MultiGpu, MappedIntentServesBothGpusAndMovedUndoesBoth) {
   UNIMEM_REQUIRE_TWO_GPUS();
   const std::size_t n = (8 << 20) + 1;
   unimem::managed_buffer<int> b(n, 1);
-  unimem::launch(multi_gpu_add, unimem::grid_for(n), unimem::inout(b, unimem::mapped), n, 2);
+  unimem::launch(multi_gpu_add, unimem::grid_for(n), unimem::inout(b, unimem::intent::map), n, 2);
   unimem::launch(multi_gpu_add, unimem::grid_for(n).on_device(1),
-                 unimem::inout(b, unimem::mapped), n, 4);
+                 unimem::inout(b, unimem::intent::map), n, 4);
   unimem::synchronize_all_devices();
-  EXPECT_EQ(unimem::intent_of(b), unimem::intent::map);
+  EXPECT_EQ(unimem::get_intent(b), unimem::intent::map);
   EXPECT_EQ(b.preferred_location(), location::host());
   const auto by = b.accessed_by();
-  EXPECT_TRUE(by.contains(location::device(0)) && by.contains(location::device(1)));
+  EXPECT_TRUE(unimem_test::lists(by, location::device(0)));
+  EXPECT_TRUE(unimem_test::lists(by, location::device(1)));
   EXPECT_FALSE(b.last_prefetch_location().has_value());
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i) wrong += b[i] != 7;
   EXPECT_EQ(wrong, 0u);
   // Moved, on GPU1: both GPUs' advice withdrawn, the data moves to GPU1.
-  unimem::launch(multi_gpu_add, unimem::grid_for(n).on_device(1), unimem::inout(b, unimem::moved),
-                 n, 1);
+  unimem::launch(multi_gpu_add, unimem::grid_for(n).on_device(1),
+                 unimem::inout(b, unimem::intent::move), n, 1);
   unimem::device(1).synchronize();
   EXPECT_TRUE(b.accessed_by().empty());
   EXPECT_FALSE(b.preferred_location().has_value());

@@ -46,6 +46,24 @@ TEST(NoGpu, DeviceObjectsThrow) {
   EXPECT_EQ(empty.ready_for_host(), unimem::hint_status::empty);  // no runtime call
 }
 
+__global__ void no_gpu_kernel(float* p) {
+  if (p != nullptr) *p = 1.0f;
+}
+
+TEST(NoGpu, OccupancyThrowsNoGpuFound) {
+  UNIMEM_REQUIRE_NO_GPU();
+  try {
+    (void)unimem::max_potential_block_size(no_gpu_kernel);
+    FAIL() << "max_potential_block_size without a GPU did not throw";
+  } catch (const unimem::error& e) {
+    EXPECT_TRUE(e.no_gpu()) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no GPU was found"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.call()).find("OccupancyMaxPotentialBlockSize"), std::string::npos)
+        << e.call();
+  }
+  EXPECT_THROW((void)unimem::grid_for(no_gpu_kernel, 1000), unimem::error);
+}
+
 TEST(NoGpu, ReportSaysSo) {
   UNIMEM_REQUIRE_NO_GPU();
   const std::string r = unimem::report();

@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory_resource>
 #include <new>
+#include <utility>
 
 // ---- a global operator new that can be told to fail (bug 6) ----
 // Armed per thread; disarmed it behaves as the standard one. Host code only: the GPU
@@ -237,7 +238,7 @@ TEST(RegressionGpu, OutOverlappingAnotherArgumentKeepsItsContents) {
   }
   {  // the kernel reads through an untagged argument: the buffer itself, or a raw pointer
     unimem::managed_buffer<float> b(n, 3.0f);
-    unimem::launch(regression_out_then_in, cfg, unimem::out(b), b.cview(), n, 1.0f);
+    unimem::launch(regression_out_then_in, cfg, unimem::out(b), std::as_const(b).view(), n, 1.0f);
     s.synchronize();
     EXPECT_EQ(count_not_equal(b, 4.0f), 0u) << "out(b) with b; b[1] = " << b[1];
     const float* raw = b.data();
@@ -248,7 +249,7 @@ TEST(RegressionGpu, OutOverlappingAnotherArgumentKeepsItsContents) {
   {  // partial overlap: out(second half) while in(middle half) is read
     unimem::managed_buffer<float> b(2 * n, 3.0f);
     const auto out_half = b.view().subview(n, n);
-    const auto in_middle = b.cview().subview(n / 2, n);
+    const auto in_middle = std::as_const(b).view().subview(n / 2, n);
     unimem::launch(regression_out_then_in, cfg, unimem::out(out_half), unimem::in(in_middle), n,
                    1.0f);
     s.synchronize();
@@ -332,7 +333,7 @@ TEST(RegressionMultiGpu, ReadyForHostWaitsForWritesOnAnotherGpu) {
     unimem::launch(regression_spin, unimem::launch_config(1, 1), quarter_second_of_cycles);
     unimem::launch(regression_fill, unimem::grid_for(n), m, n, 99);
   }
-  ASSERT_EQ(unimem::device::current().id(), 0);
+  ASSERT_EQ(unimem::device::current().device_id(), 0);
   EXPECT_EQ(m.ready_for_host(), unimem::hint_status::applied);
   EXPECT_EQ(count_not_equal(m, 99), 0u) << "the CPU read while GPU 1 was still writing: m[0] = "
                                         << m[0];
@@ -366,11 +367,11 @@ TEST(RegressionMultiGpu, TagsPlaceDataOnTheDeviceOfTheLaunchStream) {
   const std::size_t n = std::size_t{1} << 22;
   unimem::managed_buffer<int> b(n, 0);
   unimem::stream s1(unimem::device(1));
-  ASSERT_EQ(unimem::device::current().id(), 0);
+  ASSERT_EQ(unimem::device::current().device_id(), 0);
   unimem::launch(regression_add, unimem::grid_for(n).on(s1), unimem::inout(b), n, 7);
   s1.synchronize();
   EXPECT_EQ(b.last_prefetch_location(), location::device(1)) << "the pages went to GPU 0";
-  EXPECT_EQ(unimem::device::current().id(), 0);
+  EXPECT_EQ(unimem::device::current().device_id(), 0);
   // A native handle: the runtime is asked for the stream's device.
   b.prefetch(location::device(0));
   unimem::synchronize();
@@ -384,7 +385,7 @@ TEST(RegressionMultiGpu, TagsPlaceDataOnTheDeviceOfTheLaunchStream) {
                unimem::error);
   EXPECT_THROW(unimem::launch(regression_add, unimem::grid_for(n).on(s1).on_device(0), b, n, 100),
                unimem::error);
-  EXPECT_EQ(unimem::device::current().id(), 0);
+  EXPECT_EQ(unimem::device::current().device_id(), 0);
   b.ready_for_host();
   EXPECT_EQ(count_not_equal(b, 8), 0u);
 }

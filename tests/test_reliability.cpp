@@ -28,10 +28,10 @@ using unimem::location;
 // ---- host tests ----
 
 TEST(Reliability, StickyErrorsSaySo) {
-  const unimem::error e(RAW_ILLEGAL_ADDRESS, "someSync()", "x.cpp", 1);
+  const unimem::runtime_error e(RAW_ILLEGAL_ADDRESS, "someSync()", "x.cpp", 1);
   EXPECT_TRUE(e.sticky());
   EXPECT_NE(std::string(e.what()).find("sticky"), std::string::npos) << e.what();
-  const unimem::error ordinary(unimem::detail::backend::error_invalid_value, "someCall()", "x.cpp", 2);
+  const unimem::runtime_error ordinary(unimem::detail::backend::error_invalid_value, "someCall()", "x.cpp", 2);
   EXPECT_FALSE(ordinary.sticky());
   EXPECT_EQ(std::string(ordinary.what()).find("sticky"), std::string::npos);
 }
@@ -149,7 +149,7 @@ stress_outcome stress_run(int threads, int rounds) {
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       try {
-        unimem::stream s(unimem::stream::flags::non_blocking);
+        unimem::stream s(unimem::stream::blocking_mode::non_blocking);
         for (int r = 0; r < rounds; ++r) {
           const std::size_t n = 1000 + static_cast<std::size_t>(t * 37 + r % 101);
           unimem::managed_buffer<int> b(n, unimem::uninitialized);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -18,6 +19,11 @@ inline bool has_gpu() { return unimem::device_count() > 0; }
 inline bool expect_no_gpu() {
   const char* v = std::getenv("UNIMEM_TEST_EXPECT_NO_GPU");
   return v != nullptr && std::string(v) == "1";
+}
+
+/// Whether accessed_by() (a std::vector of locations) lists `l`.
+inline bool lists(const unimem::location_list& by, unimem::location l) {
+  return std::find(by.begin(), by.end(), l) != by.end();
 }
 
 

@@ -48,13 +48,15 @@ enum class intent {
   /// neither before the kernel nor back to the CPU afterwards. Best for data the kernel streams
   /// through once and the CPU writes before or reads after. unimem gives the advice where the
   /// runtime says it is missing (a buffer's placement record skips even that once it is given);
-  /// tagging the range moved, or set_intent(v, moved), undoes it.
+  /// tagging the range intent::move, or set_intent(v, intent::move), undoes it.
   map,
 };
-/// @brief intent::move, for tags: in(a, unimem::moved).
-inline constexpr intent moved = intent::move;
-/// @brief intent::map, for tags: in(a, unimem::mapped), out(c, unimem::mapped).
-inline constexpr intent mapped = intent::map;
+/// @brief intent::move.
+/// @deprecated Use intent::move: in(a, unimem::intent::move).
+[[deprecated("use unimem::intent::move")]] inline constexpr intent moved = intent::move;
+/// @brief intent::map.
+/// @deprecated Use intent::map: in(a, unimem::intent::map), out(c, unimem::intent::map).
+[[deprecated("use unimem::intent::map")]] inline constexpr intent mapped = intent::map;
 
 namespace detail {
 /// What a tag asks of its range's placement: follow the range's intent (set by an earlier tag or
@@ -104,27 +106,71 @@ struct is_access_tag : std::false_type {};
 template <class T, access_mode M>
 struct is_access_tag<access_tag<T, M>> : std::true_type {};
 
+/// Whether container C declares memory that stays on a GPU (device memory: kernels reach it,
+/// the CPU does not, and it never moves): a tag over it has nothing to place.
+template <class C>
+constexpr bool stays_on_gpu() {
+  using kind = declared_memory_kind_t<C>;
+  if constexpr (std::is_void<kind>::value) {
+    return false;
+  } else {
+    return !kind::migrates && kind::device_accessible && !kind::host_accessible;
+  }
+}
+
 /// What a tag may name: a view, or an lvalue container that opted in (kernel_argument.hpp)
-/// whose memory can move (managed memory, or a kind it does not declare).
+/// whose memory can move (managed memory, or a kind it does not declare) or stays on a GPU.
 template <class C>
 constexpr bool taggable() {
   using kind = declared_memory_kind_t<C>;
   if constexpr (!std::is_void<kind>::value) {
-    static_assert(kind::migrates,
-                  "unimem::in/out/inout: access tags place managed memory; this container's "
-                  "memory (device or pinned) never moves: pass it untagged");
+    static_assert(kind::migrates || stays_on_gpu<C>(),
+                  "unimem::in/out/inout: access tags place managed memory (and pass device "
+                  "memory through); this container's memory (pinned host memory) never moves: "
+                  "pass it untagged");
   }
   return viewable_v<C>;
+}
+
+/// The tag of container c over its elements v: an access_tag carrying c's placement record; for
+/// memory that stays on a GPU (a device_buffer) the view itself, which launch() passes as it
+/// passes the untagged buffer: nothing to place, no runtime call, no record.
+template <class T, access_mode Mode, class C>
+auto tag_of(const C& c, view<T> v) noexcept {
+  if constexpr (stays_on_gpu<C>()) {
+    (void)c;
+    return v;
+  } else {
+    return access_tag<T, Mode>{v, intent_choice::follow, record_of(c)};
+  }
+}
+
+/// Tag t with its intent set to i; a tag over device memory (a view) has no intent to set.
+template <class Tag>
+Tag with_intent(Tag t, intent i) noexcept {
+  if constexpr (is_access_tag<Tag>::value) {
+    t.how = choice(i);
+  } else {
+    (void)i;
+  }
+  return t;
 }
 }  // namespace detail
 
 /// @brief Tags a range (a view, a buffer, managed_vector or an opted-in container) the kernel
 /// only reads.
+///
+/// A tag over device memory (a device_buffer) places nothing, since that memory never moves:
+/// it is the buffer's view, passed as the untagged buffer would be, with no runtime call. So
+/// one launch line serves a build over managed_buffer and one over device_buffer:
+/// @code
+///   unimem::launch(triad, cfg, unimem::out(a), unimem::in(b), unimem::in(c), scalar, n);
+/// @endcode
+/// Pinned memory (pinned_buffer) is refused at compile time: pass it untagged.
 template <class C, std::enable_if_t<detail::taggable<const C>(), int> = 0>
 auto in(const C& c) noexcept {
   using V = decltype(to_view(c));
-  return access_tag<const typename V::value_type, access_mode::in>{
-      to_view(c), detail::intent_choice::follow, detail::record_of(c)};
+  return detail::tag_of<const typename V::value_type, access_mode::in>(c, to_view(c));
 }
 /// @brief Tags a range whose every element the kernel overwrites (see access_mode::out).
 template <class C, std::enable_if_t<detail::taggable<C>(), int> = 0>
@@ -132,8 +178,7 @@ auto out(C& c) noexcept {
   using V = decltype(to_view(c));
   static_assert(!std::is_const<typename V::element_type>::value,
                 "unimem::out: the kernel writes this range; it cannot be const");
-  return access_tag<typename V::element_type, access_mode::out>{
-      to_view(c), detail::intent_choice::follow, detail::record_of(c)};
+  return detail::tag_of<typename V::element_type, access_mode::out>(c, to_view(c));
 }
 /// @brief Tags a range the kernel reads and writes.
 template <class C, std::enable_if_t<detail::taggable<C>(), int> = 0>
@@ -141,31 +186,24 @@ auto inout(C& c) noexcept {
   using V = decltype(to_view(c));
   static_assert(!std::is_const<typename V::element_type>::value,
                 "unimem::inout: the kernel writes this range; it cannot be const");
-  return access_tag<typename V::element_type, access_mode::inout>{
-      to_view(c), detail::intent_choice::follow, detail::record_of(c)};
+  return detail::tag_of<typename V::element_type, access_mode::inout>(c, to_view(c));
 }
 /// @brief in(c), with the range's intent set to i for this launch and after it (see intent).
 template <class C, std::enable_if_t<detail::taggable<const C>(), int> = 0>
 auto in(const C& c, intent i) noexcept {
-  auto t = in(c);
-  t.how = detail::choice(i);
-  return t;
+  return detail::with_intent(in(c), i);
 }
 /// @brief out(c), with the range's intent set to i for this launch and after it (see intent).
-/// out(c, mapped): the kernel writes the results straight into host memory, where the CPU reads
+/// out(c, intent::map): the kernel writes the results straight into host memory, where the CPU reads
 /// them with no migration back.
 template <class C, std::enable_if_t<detail::taggable<C>(), int> = 0>
 auto out(C& c, intent i) noexcept {
-  auto t = out(c);
-  t.how = detail::choice(i);
-  return t;
+  return detail::with_intent(out(c), i);
 }
 /// @brief inout(c), with the range's intent set to i for this launch and after it (see intent).
 template <class C, std::enable_if_t<detail::taggable<C>(), int> = 0>
 auto inout(C& c, intent i) noexcept {
-  auto t = inout(c);
-  t.how = detail::choice(i);
-  return t;
+  return detail::with_intent(inout(c), i);
 }
 /// @brief Tags a view the kernel only reads. Views are tagged by value (a temporary view is
 /// fine: it owns nothing).

@@ -40,8 +40,9 @@ struct managed_allocator {
 
   /// @brief Allocates managed memory, attached globally, for n elements (not constructed);
   /// nullptr for n = 0.
-  /// @throws unimem::argument_error when n > max_size(); unimem::error when the runtime cannot
-  /// allocate (no GPU, out of memory).
+  /// @throws unimem::length_error when n > max_size(); unimem::out_of_memory (a std::bad_alloc,
+  /// as the Allocator requirements ask) when memory runs out; unimem::runtime_error when the
+  /// runtime fails otherwise (no GPU).
   [[nodiscard]] T* allocate(std::size_t n, call_site where = call_site::current()) {
     const std::size_t bytes = detail::checked_bytes(n, sizeof(T), "managed_allocator");
     if (n == 0) return nullptr;

@@ -1,18 +1,16 @@
 // unimem: argument_error, what unimem throws for arguments it cannot accept (a sub-range
-// outside a view, a block of size 0, a size beyond max_size(), copies of different sizes). It
-// needs only <exception>: no unimem header includes <string> or <stdexcept>, which would
-// otherwise add half again to the compile time of a small translation unit
-// (scripts/compile_time.sh).
+// outside a view, a block of size 0, a size beyond max_size(), copies of different sizes),
+// before any runtime call.
 /// @file
 /// @brief argument_error, what unimem throws for arguments it cannot accept, before any
-/// runtime call. Runtime-free; needs only the standard header `<exception>`.
+/// runtime call: as unimem::length_error, unimem::out_of_range or unimem::invalid_argument,
+/// each also the standard exception of the same name. Runtime-free.
 #pragma once
 
 #include "config.hpp"
-#include "text.hpp"
+#include "detail/fixed_text.hpp"
 
-#include <cstddef>
-#include <exception>
+#include <stdexcept>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -21,32 +19,76 @@ UNIMEM_BEGIN_NAMESPACE
 /// Thrown before anything happens: by the value types (view::subview, grid_for), by the
 /// buffers and allocators for sizes beyond max_size() and for at() outside the buffer, by
 /// copies between ranges of different sizes, by launches with an empty block and by advice
-/// that needs a location. Derives from std::exception (not std::invalid_argument: that would
-/// need `<stdexcept>`, and with it `<string>`, in every translation unit; see
-/// docs/architecture.md, "Compile time"). Calls on the GPU runtime throw unimem::error.
-class argument_error : public std::exception {
+/// that needs a location. Calls on the GPU runtime throw unimem::error.
+///
+/// unimem::argument_error is the interface every refused argument carries, beside the
+/// standard logic error that fits, which each thrown object also is:
+/// - unimem::length_error (a `std::length_error`): a size beyond a limit (max_size(), the
+///   grid's largest extent);
+/// - unimem::out_of_range (a `std::out_of_range`): an index or sub-range outside a buffer or
+///   view (at(), subview);
+/// - unimem::invalid_argument (a `std::invalid_argument`): every other refused value (an
+///   empty block, ranges of different sizes, advice without a location).
+/// So `catch (const unimem::argument_error&)`, `catch (const std::logic_error&)` and the
+/// three standard names each catch what they name. (argument_error cannot itself derive from
+/// std::logic_error: the three classes would then hold two, and `catch (const
+/// std::logic_error&)` would match none of them.) Catch it by reference.
+class argument_error {
  public:
-  /// @brief An error with the message `what` (truncated to capacity - 1 characters).
-  explicit argument_error(const char* what) noexcept { text_.append(what); }
+  /// @brief The message: the call and the values it refused.
+  [[nodiscard]] virtual const char* what() const noexcept = 0;
 
-  /// @brief The message: the call and the values it refused (at most capacity - 1 characters).
-  [[nodiscard]] const char* what() const noexcept override { return text_.c_str(); }
-
-  /// @brief Appends to the message, without allocating: a C string, an integer in decimal, or
-  /// a text (unimem::text or anything with c_str()). Accepts what fixed_text::append accepts
-  /// (whatever its capacity).
-  template <class Part, class = decltype(std::declval<detail::fixed_text<8>&>().append(
-                            std::declval<const Part&>()))>
-  argument_error& append(const Part& part) noexcept {
-    text_.append(part);
-    return *this;
-  }
-
-  /// @brief The longest message kept, including the terminating zero.
-  static constexpr std::size_t capacity = 512;
-
- private:
-  detail::fixed_text<capacity> text_;
+ protected:
+  argument_error() noexcept = default;
+  argument_error(const argument_error&) noexcept = default;
+  argument_error& operator=(const argument_error&) noexcept = default;
+  virtual ~argument_error() = default;
 };
+
+/// @brief A size beyond a limit: a `std::length_error` and a unimem::argument_error.
+class length_error : public std::length_error, public argument_error {
+ public:
+  /// @brief An error with the message `what`.
+  explicit length_error(const char* what) : std::length_error(what) {}
+  /// @brief The message.
+  [[nodiscard]] const char* what() const noexcept override { return std::length_error::what(); }
+};
+
+/// @brief An index or sub-range outside a buffer or view: a `std::out_of_range` and a
+/// unimem::argument_error.
+class out_of_range : public std::out_of_range, public argument_error {
+ public:
+  /// @brief An error with the message `what`.
+  explicit out_of_range(const char* what) : std::out_of_range(what) {}
+  /// @brief The message.
+  [[nodiscard]] const char* what() const noexcept override { return std::out_of_range::what(); }
+};
+
+/// @brief Any other argument unimem cannot accept: a `std::invalid_argument` and a
+/// unimem::argument_error.
+class invalid_argument : public std::invalid_argument, public argument_error {
+ public:
+  /// @brief An error with the message `what`.
+  explicit invalid_argument(const char* what) : std::invalid_argument(what) {}
+  /// @brief The message.
+  [[nodiscard]] const char* what() const noexcept override {
+    return std::invalid_argument::what();
+  }
+};
+
+namespace detail {
+
+/// A refused argument's message, composed without allocating (cut at 511 characters):
+/// `throw_refused<unimem::out_of_range>(refusal("unimem::view::subview: ").append(n))`.
+using refusal = fixed_text<512>;
+
+/// Throws Error (length_error, out_of_range or invalid_argument) with the message; cold, never
+/// inlined into the caller's fast path.
+template <class Error>
+[[noreturn]] UNIMEM_DETAIL_COLD void throw_refused(const refusal& message) {
+  throw Error(message.c_str());
+}
+
+}  // namespace detail
 
 UNIMEM_END_NAMESPACE

@@ -136,9 +136,11 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 ///
 /// Errors: a function whose last parameter is `call_site where` may call the GPU runtime and
 /// throws unimem::error when a call fails, naming your file and line (the compiler fills
-/// `where` in: never pass it). Arguments unimem cannot accept (a size beyond max_size(), at()
-/// outside a buffer, copies of different sizes, an empty block) throw unimem::argument_error
-/// before any runtime call. Both derive from std::exception. Destructors never throw.
+/// `where` in: never pass it): as unimem::runtime_error (a std::runtime_error) or, out of
+/// memory, unimem::out_of_memory (a std::bad_alloc). Arguments unimem cannot accept (a size
+/// beyond max_size(), at() outside a buffer, copies of different sizes, an empty block) throw
+/// unimem::argument_error before any runtime call, as the std::logic_error that fits
+/// (length_error, out_of_range, invalid_argument). Destructors never throw.
 UNIMEM_BEGIN_NAMESPACE
 
 /// @brief Where a public unimem call was made: errors name the user's call site, not unimem's

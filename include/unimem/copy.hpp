@@ -100,11 +100,11 @@ constexpr void check_copy_types() {
                                                                                std::size_t sn)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  throw argument_error(what)
+  throw_refused<invalid_argument>(refusal(what)
       .append(": the destination has ")
       .append(dn)
       .append(" elements and the source ")
-      .append(sn);
+      .append(sn));
 }
 #else
     ;
@@ -237,7 +237,7 @@ void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s,
 /// @brief Copies src into dst and waits for the copy. Both are any of managed_buffer,
 /// device_buffer, pinned_buffer, managed_vector, view, or a contiguous host range (std::vector,
 /// std::array, ...), with the same element type and size. The direction comes from the types.
-/// @throws unimem::argument_error when the sizes differ (before any runtime call).
+/// @throws unimem::invalid_argument when the sizes differ (before any runtime call).
 /// @throws unimem::error when the runtime fails.
 template <class Dst, class Src>
 void copy(Dst&& dst, const Src& src, call_site where = call_site::current()) {
@@ -247,7 +247,7 @@ void copy(Dst&& dst, const Src& src, call_site where = call_site::current()) {
 
 /// @brief Queues a copy of src into dst on stream s and returns. Host ranges must stay alive
 /// and unchanged until s has done the copy; pinned memory makes the copy truly asynchronous.
-/// @throws unimem::argument_error when the sizes differ (before any runtime call).
+/// @throws unimem::invalid_argument when the sizes differ (before any runtime call).
 template <class Dst, class Src>
 void copy_async(Dst&& dst, const Src& src, stream_ref s, call_site where = call_site::current()) {
   detail::queue_copy(dst, src, s, "unimem::copy_async", where);

@@ -10,11 +10,12 @@
 #include "detail/atomic.hpp"
 #include "detail/backend/backend.hpp"
 #include "error.hpp"
-#include "text.hpp"
 #include "version.hpp"
 
 #include <cstddef>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -42,8 +43,8 @@ namespace detail {
   if (id_prefix != nullptr) call_text.append("(").append(id_prefix).append(id).append(")");
   fixed_text<64> context("device_count() is ");
   context.append(count);
-  throw error(backend::error_invalid_device, call_text.c_str(), where.file, where.line,
-              context.c_str(), count == 0);
+  throw runtime_error(backend::error_invalid_device, call_text.c_str(), where.file, where.line,
+                      context.c_str(), count == 0);
 }
 #else
     ;
@@ -74,14 +75,25 @@ enum class compute_mode {
   exclusive_process,
 };
 
+// device_properties::id is deprecated: the struct's implicit constructors and assignments,
+// which copy it, must not warn where users copy the struct (the warning is reported here).
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
 /// @brief Everything unimem knows about one GPU, read at one moment.
 struct device_properties {
   /// @brief The device ordinal.
-  int id = 0;
-  /// @brief The marketing name, e.g. "NVIDIA H200".
-  text name;
-  /// sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack-.
-  text architecture;
+  int device_id = 0;
+  /// @brief device_id, under its old name (properties() fills both).
+  /// @deprecated Use device_id, the name device, stream, stream_ref and location give it.
+  [[deprecated("use device_properties::device_id")]] int id = 0;
+  /// @brief The marketing name, e.g. "NVIDIA H200". Points into unimem's per-device property
+  /// cache, which lives until the program ends: the pointer stays valid (never freed).
+  const char* name = "";
+  /// @brief sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack-. Points into
+  /// the property cache, like name.
+  const char* architecture = "";
   /// @brief The major compute capability as the runtime reports it (9 for sm_90).
   int compute_major = 0;
   /// @brief The minor compute capability as the runtime reports it (0 for sm_90).
@@ -109,7 +121,21 @@ struct device_properties {
   bool migrates_on_demand = false;
   /// Who may use the device (read when the properties are read).
   unimem::compute_mode compute_mode = unimem::compute_mode::shared;
+  /// @brief The global memory bus width in bits (6144 on an H200, 8192 on an MI300X).
+  int memory_bus_width_bits = 0;
+  /// @brief The peak memory clock in kHz, as the runtime reports it.
+  int memory_clock_khz = 0;
+
+  /// @brief The theoretical peak memory bandwidth in GB/s (10^9 bytes per second):
+  /// 2 transfers per clock (DDR, HBM) * memory_clock_khz * memory_bus_width_bits / 8; 0 where
+  /// the runtime reports no clock or width. Compare a kernel's measured bandwidth with it.
+  [[nodiscard]] double peak_bandwidth_gbps() const noexcept {
+    return 2.0 * memory_clock_khz * 1e3 * (memory_bus_width_bits / 8.0) / 1e9;
+  }
 };
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace detail {
 
@@ -125,17 +151,32 @@ struct static_properties {
   bool concurrent_managed_access = false;
   bool pageable_memory_access = false;
   bool migrates_on_demand = false;
+  int memory_clock_khz = 0;
+  int memory_bus_width_bits = 0;
 };
 
-/// Devices whose properties are cached; a process with more devices queries the others each time.
+/// Devices whose properties have a slot of their own; the properties of devices beyond them
+/// are kept in a list (overflow_properties), found by a walk.
 constexpr int cached_devices = 64;
 
 /// One published copy per device, or nullptr before the first read. A copy, once published,
 /// lives as long as the process (it is never freed: destructors of other static objects may
-/// still ask). Lock-free (<mutex> would bring <string> into every translation unit).
+/// still ask, and device names are handed out as pointers into it). Lock-free.
 inline atomic_cell<const static_properties*>* property_cache() noexcept {
   static atomic_cell<const static_properties*> slots[cached_devices];
   return slots;
+}
+
+/// The cached properties of a device beyond the first cached_devices, in a list that only
+/// grows (never freed either).
+struct overflow_properties {
+  static_properties properties;
+  int id;
+  const overflow_properties* next;
+};
+inline atomic_cell<const overflow_properties*>& overflow_cache() noexcept {
+  static atomic_cell<const overflow_properties*> head;
+  return head;
 }
 
 /// Test hook: pretend device `id` can (1) or cannot (0) migrate; -1 forgets the pretence.
@@ -168,6 +209,8 @@ read_static_properties(int id, call_site where)
   p.pageable_memory_access = attribute(backend::device_attribute::pageable_memory_access) != 0;
   p.migrates_on_demand = backend::migrates_on_demand(p.native, p.concurrent_managed_access,
                                                      p.pageable_memory_access);
+  p.memory_clock_khz = attribute(backend::device_attribute::memory_clock_khz);
+  p.memory_bus_width_bits = attribute(backend::device_attribute::memory_bus_width_bits);
   return p;
 }
 #else
@@ -179,9 +222,23 @@ UNIMEM_DETAIL_OUTLINE const static_properties& cached_properties(int id, call_si
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   if (id < 0 || id >= cached_devices) {
-    thread_local static_properties uncached;
-    uncached = read_static_properties(id, where);
-    return uncached;
+    atomic_cell<const overflow_properties*>& head = overflow_cache();
+    const overflow_properties* first = head.load();
+    for (const overflow_properties* o = first; o != nullptr; o = o->next) {
+      if (o->id == id) return o->properties;
+    }
+    overflow_properties* fresh =
+        new overflow_properties{read_static_properties(id, where), id, first};
+    while (!head.compare_exchange(first, fresh)) {  // another device (or this one) came first
+      for (const overflow_properties* o = first; o != fresh->next; o = o->next) {
+        if (o->id == id) {
+          delete fresh;
+          return o->properties;
+        }
+      }
+      fresh->next = first;
+    }
+    return fresh->properties;
   }
   atomic_cell<const static_properties*>& slot = property_cache()[id];
   if (const static_properties* known = slot.load()) return *known;
@@ -227,14 +284,20 @@ class device {
     return device(detail::current_device_id(where), unchecked{});
   }
 
-  /// @brief The ordinal.
-  [[nodiscard]] int id() const noexcept { return id_; }
+  /// @brief The ordinal (device_id(), as stream, stream_ref and location name it).
+  [[nodiscard]] int device_id() const noexcept { return id_; }
+  /// @brief device_id().
+  /// @deprecated Use device_id(), the name stream, stream_ref and location give it.
+  [[deprecated("use device_id()")]] [[nodiscard]] int id() const noexcept { return id_; }
 
-  /// @brief The marketing name, e.g. "NVIDIA H200".
-  [[nodiscard]] text name(call_site where = call_site::current()) const {
+  /// @brief The marketing name, e.g. "NVIDIA H200": a NUL-terminated string in unimem's
+  /// per-device property cache, read once and kept until the program ends (the pointer never
+  /// dangles; copy it into a std::string where you want your own).
+  [[nodiscard]] const char* name(call_site where = call_site::current()) const {
     return cached(where).native.name; }
-  /// @brief sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack-.
-  [[nodiscard]] text architecture(call_site where = call_site::current()) const {
+  /// @brief sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack-. In the
+  /// property cache, like name().
+  [[nodiscard]] const char* architecture(call_site where = call_site::current()) const {
     return cached(where).native.architecture; }
   /// @brief Global memory in bytes.
   [[nodiscard]] std::size_t total_memory(call_site where = call_site::current()) const {
@@ -264,6 +327,12 @@ class device {
   /// @brief Whether managed pages migrate to this GPU on access (see device_properties).
   [[nodiscard]] bool migrates_on_demand(call_site where = call_site::current()) const {
     return cached(where).migrates_on_demand; }
+  /// @brief The global memory bus width in bits.
+  [[nodiscard]] int memory_bus_width_bits(call_site where = call_site::current()) const {
+    return cached(where).memory_bus_width_bits; }
+  /// @brief The peak memory clock in kHz.
+  [[nodiscard]] int memory_clock_khz(call_site where = call_site::current()) const {
+    return cached(where).memory_clock_khz; }
   /// @brief Who may use the device now (read on each call: an administrator may change it).
   [[nodiscard]] unimem::compute_mode compute_mode(call_site where = call_site::current()) const {
     int v = 0;
@@ -295,7 +364,7 @@ class device {
   friend bool operator!=(const device& a, const device& b) noexcept { return a.id_ != b.id_; }
 
  private:
-  friend class device_list;
+  friend std::vector<device> devices(call_site);
   struct unchecked {};
   device(int id, unchecked) noexcept : id_(id) {}
 
@@ -338,7 +407,7 @@ class device_guard {
     int previous = 0;
     detail::check(detail::backend::get_device(&previous), where);
     restore_.arm(previous);  // also when d is current: the scope may change the device
-    if (previous != d.id()) detail::check(detail::backend::set_device(d.id()), where);
+    if (previous != d.device_id()) detail::check(detail::backend::set_device(d.device_id()), where);
   }
   /// @brief Makes device `id` current until the end of the scope.
   /// @throws unimem::error for an invalid id.
@@ -370,7 +439,15 @@ inline void device::synchronize(call_site where) const {
 inline device_properties device::properties(call_site where) const {
   const detail::static_properties& c = cached(where);
   device_properties p;
-  p.id = id_;
+  p.device_id = id_;
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+  p.id = id_;  // the deprecated name, kept until 0.3
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
   p.name = c.native.name;
   p.architecture = c.native.architecture;
   p.compute_major = c.native.major;
@@ -385,6 +462,8 @@ inline device_properties device::properties(call_site where) const {
   p.pageable_memory_access = c.pageable_memory_access;
   p.migrates_on_demand = c.migrates_on_demand;
   p.compute_mode = compute_mode(where);
+  p.memory_bus_width_bits = c.memory_bus_width_bits;
+  p.memory_clock_khz = c.memory_clock_khz;
   return p;
 }
 
@@ -433,68 +512,27 @@ inline device pick_device(device_criterion criterion = device_criterion::most_mu
     } else {
       context.append("all ").append(n).append(" devices are in compute mode prohibited");
     }
-    throw error(detail::backend::error_invalid_device, "unimem::pick_device", where.file,
-                where.line, context.c_str(), n == 0);
+    throw runtime_error(detail::backend::error_invalid_device, "unimem::pick_device", where.file,
+                        where.line, context.c_str(), n == 0);
   }
   return device(best, where);
 }
 
-/// @brief The GPUs the runtime saw when devices() was called: a range of device, in ordinal
-/// order, that holds only the count.
+/// @brief All GPUs the runtime sees, in ordinal order (empty without a GPU).
 /// @code
-///   for (unimem::device d : unimem::devices()) std::printf("%s\n", d.name().c_str());
+///   for (const unimem::device& d : unimem::devices()) std::printf("%s\n", d.name());
 /// @endcode
-class device_list {
- public:
-  /// @brief Walks the devices in ordinal order.
-  class iterator {
-   public:
-    /// @brief The device here.
-    device operator*() const noexcept { return device_list::at(id_); }
-    /// @brief The next device.
-    iterator& operator++() noexcept {
-      ++id_;
-      return *this;
-    }
-    /// @brief The next device (postfix).
-    iterator operator++(int) noexcept {
-      iterator before = *this;
-      ++id_;
-      return before;
-    }
-    /// @brief Same position.
-    friend bool operator==(iterator a, iterator b) noexcept { return a.id_ == b.id_; }
-    /// @brief Different positions.
-    friend bool operator!=(iterator a, iterator b) noexcept { return a.id_ != b.id_; }
-
-   private:
-    friend class device_list;
-    explicit iterator(int id) noexcept : id_(id) {}
-    int id_;
-  };
-
-  /// @brief The first `count` devices.
-  explicit device_list(int count) noexcept : count_(count < 0 ? 0 : count) {}
-  /// @brief The number of devices.
-  [[nodiscard]] int size() const noexcept { return count_; }
-  /// @brief True without a GPU.
-  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
-  /// @brief Device i (0 <= i < size(), unchecked).
-  [[nodiscard]] device operator[](int i) const noexcept { return at(i); }
-  /// @brief The first device.
-  [[nodiscard]] iterator begin() const noexcept { return iterator(0); }
-  /// @brief Past the last device.
-  [[nodiscard]] iterator end() const noexcept { return iterator(count_); }
-
- private:
-  static device at(int id) noexcept { return device(id, device::unchecked{}); }
-  int count_;
-};
-
-/// @brief All GPUs the runtime sees (empty without a GPU).
-inline device_list devices(call_site where = call_site::current()) {
-  return device_list(device_count(where));
+inline std::vector<device> devices(call_site where = call_site::current()) {
+  const int n = device_count(where);
+  std::vector<device> all;
+  all.reserve(static_cast<std::size_t>(n));
+  for (int id = 0; id < n; ++id) all.push_back(device(id, device::unchecked{}));
+  return all;
 }
+
+/// @brief What devices() returned before it was a std::vector.
+using device_list [[deprecated("use std::vector<unimem::device>, what unimem::devices() returns")]]
+    = std::vector<device>;
 
 /// @brief Waits for all work on the calling thread's current device.
 /// @throws unimem::error carrying any asynchronous kernel error.
@@ -526,7 +564,7 @@ inline const char* backend_name() noexcept { return detail::backend::name(); }
 /// @brief The runtime's version as it reports it, e.g. "13.0" or "6.2.41133"; where the runtime
 /// cannot be asked (CUDA 11 without a driver or GPU), the version of the runtime this program
 /// links. For HIP on NVIDIA this is the CUDA runtime underneath HIP.
-UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE text runtime_version()
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string runtime_version()
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   int v = 0;
@@ -535,19 +573,21 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE text runtime_version()
     detail::backend::forget_if_last(r.code);
     v = detail::backend::linked_runtime_version();
   }
-  return detail::backend::version_string(v);
+  return detail::backend::version_string(v).c_str();
 }
 #else
     ;
 #endif
 
 /// @brief The driver's version, or "none" when no driver is installed.
-UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE text driver_version()
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string driver_version()
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   int v = 0;
   const detail::backend::result r = detail::backend::driver_version(&v);
-  if (r.code == detail::backend::success && v > 0) return detail::backend::version_string(v);
+  if (r.code == detail::backend::success && v > 0) {
+    return detail::backend::version_string(v).c_str();
+  }
   detail::backend::forget_if_last(r.code);
   return "none";
 }
@@ -564,14 +604,18 @@ inline const char* yes_no(bool b) noexcept { return b ? "yes" : "no"; }
 }  // namespace detail
 
 /// @brief A text report of the backend, versions and every GPU with its managed-memory
-/// capabilities; with no GPU it says so (and why) in one line.
-UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE text report()
+/// capabilities and memory bus (width, clock, peak bandwidth); with no GPU it says so (and why)
+/// in one line.
+/// @code
+///   std::fputs(unimem::report().c_str(), stdout);
+/// @endcode
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string report()
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  text s("unimem " UNIMEM_VERSION_STRING ", backend ");
+  std::string s("unimem " UNIMEM_VERSION_STRING ", backend ");
   s.append(backend_name())
       .append(" (headers ")
-      .append(detail::backend::compiled_version())
+      .append(detail::backend::compiled_version().c_str())
       .append("), runtime ")
       .append(runtime_version())
       .append(", driver ")
@@ -589,15 +633,21 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE text report()
       if (std::strcmp(name, what) != 0) s.append(": ").append(what);
       s.append(")");
     }
-    return s.append("\n");
+    s.append("\n");
+    return s;
   }
-  char free_text[32], total_text[32];
+  char free_text[32], total_text[32], peak_text[32];
   for (int i = 0; i < n; ++i) {
     const device_properties p = device(i).properties();
-    s.append("device ").append(i).append(": ").append(p.name).append(", ").append(p.architecture);
-    s.append(", ").append(p.multiprocessors).append(" multiprocessors, warp size ");
-    s.append(p.warp_size).append(", memory ").append(detail::gib(p.free_memory, free_text));
+    s.append("device ").append(std::to_string(i)).append(": ").append(p.name).append(", ");
+    s.append(p.architecture).append(", ").append(std::to_string(p.multiprocessors));
+    s.append(" multiprocessors, warp size ").append(std::to_string(p.warp_size));
+    s.append(", memory ").append(detail::gib(p.free_memory, free_text));
     s.append(" free of ").append(detail::gib(p.total_memory, total_text)).append("\n");
+    std::snprintf(peak_text, sizeof peak_text, "%.1f GB/s", p.peak_bandwidth_gbps());
+    s.append("  memory bus: ").append(std::to_string(p.memory_bus_width_bits));
+    s.append(" bits at ").append(std::to_string(p.memory_clock_khz));
+    s.append(" kHz, peak bandwidth ").append(peak_text).append("\n");
     s.append("  managed memory: ").append(detail::yes_no(p.managed_memory));
     s.append(", concurrent managed access: ").append(detail::yes_no(p.concurrent_managed_access));
     s.append(", pageable memory access: ").append(detail::yes_no(p.pageable_memory_access));

@@ -38,7 +38,7 @@ class device_buffer {
   /// @brief An empty buffer; allocates nothing.
   device_buffer() noexcept = default;
   /// @brief n value-initialised elements (filled on the device).
-  /// @throws unimem::argument_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
+  /// @throws unimem::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
   /// @throws unimem::error when the runtime cannot allocate.
   explicit device_buffer(size_type n, call_site where = call_site::current())
       : storage_(n, device_memory::buffer_name, where) {
@@ -77,8 +77,13 @@ class device_buffer {
 
   /// @brief The number of elements.
   [[nodiscard]] size_type size() const noexcept { return storage_.size(); }
-  /// @brief size() * sizeof(T).
-  [[nodiscard]] size_type bytes() const noexcept { return size() * sizeof(T); }
+  /// @brief size() * sizeof(T), as std::span::size_bytes().
+  [[nodiscard]] size_type size_bytes() const noexcept { return size() * sizeof(T); }
+  /// @brief size_bytes().
+  /// @deprecated Use size_bytes() (std::span's name, and view's).
+  [[deprecated("use size_bytes()")]] [[nodiscard]] size_type bytes() const noexcept {
+    return size_bytes();
+  }
   /// @brief True when the buffer has no elements.
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
   /// @brief The most elements a buffer of T can hold.
@@ -92,7 +97,11 @@ class device_buffer {
   /// @brief A view of const elements for kernels.
   [[nodiscard]] unimem::view<const T> view() const noexcept { return {data(), size()}; }
   /// @brief A view of const elements for kernels.
-  [[nodiscard]] unimem::view<const T> cview() const noexcept { return {data(), size()}; }
+  /// @deprecated Use std::as_const(b).view() (or view() of a const buffer).
+  [[deprecated("use std::as_const(b).view()")]] [[nodiscard]] unimem::view<const T> cview()
+      const noexcept {
+    return view();
+  }
 
   /// @brief A host copy of the contents in a contiguous container made from a size, e.g.
   /// `auto h = d.to<std::vector<float>>();` (unimem's headers do not include `<vector>`).

@@ -1,16 +1,20 @@
 // unimem: errors. Every failed runtime call becomes a unimem::error that names the native call
 // and the user's call site.
 /// @file
-/// @brief unimem::error, what every failed GPU runtime call throws, and UNIMEM_CHECK for your own
-/// runtime calls.
+/// @brief unimem::error, what every failed GPU runtime call throws (as unimem::runtime_error, a
+/// std::runtime_error, or unimem::out_of_memory, a std::bad_alloc), and UNIMEM_CHECK for your
+/// own runtime calls.
 #pragma once
 
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
-#include "text.hpp"
+#include "detail/atomic.hpp"
+#include "detail/fixed_text.hpp"
 
+#include <cstddef>
 #include <cstring>
-#include <exception>
+#include <new>
+#include <stdexcept>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -45,9 +49,95 @@ UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void compose_error_message(
 #else
     ;
 #endif
+
+/// unimem::error's message (see the class), at most 1023 characters.
+inline fixed_text<1024> error_message(native_status code, const char* call, const char* file,
+                                      int line, const char* context, bool no_gpu) noexcept {
+  fixed_text<1024> out;
+  compose_error_message(out, code, call, file, line, context, no_gpu);
+  return out;
+}
 }  // namespace detail
 
-/// @brief A failed GPU runtime call: the native status, the call's text and where it was made.
+namespace detail {
+
+/// Immutable, reference-counted strings kept back to back ("a\0b\0c\0"), for the parts of an
+/// error that must outlive the caller's buffers (the call's text, the file). Copying never
+/// throws or allocates, as an exception's copy must not; when the one allocation fails the
+/// parts read as empty strings.
+class shared_parts {
+ public:
+  shared_parts() noexcept = default;
+  UNIMEM_DETAIL_COLD shared_parts(const char* a, const char* b, const char* c) noexcept {
+    const char* parts[3] = {a != nullptr ? a : "", b != nullptr ? b : "", c != nullptr ? c : ""};
+    std::size_t lengths[3];
+    std::size_t total = 0;
+    for (int k = 0; k < 3; ++k) total += (lengths[k] = std::strlen(parts[k])) + 1;
+    void* raw = ::operator new(sizeof(header) + total, std::nothrow);
+    if (raw == nullptr) return;
+    head_ = ::new (raw) header{};
+    char* out = chars();
+    for (int k = 0; k < 3; ++k) {
+      std::memcpy(out, parts[k], lengths[k] + 1);
+      out += lengths[k] + 1;
+    }
+  }
+  shared_parts(const shared_parts& other) noexcept : head_(other.head_) { retain(); }
+  shared_parts& operator=(const shared_parts& other) noexcept {
+    if (head_ != other.head_) {
+      release();
+      head_ = other.head_;
+      retain();
+    }
+    return *this;
+  }
+  ~shared_parts() { release(); }
+
+  /// The k-th string (0, 1 or 2); "" when the allocation failed.
+  [[nodiscard]] const char* part(int k) const noexcept {
+    if (head_ == nullptr) return "";
+    const char* p = chars();
+    for (; k > 0; --k) p += std::strlen(p) + 1;
+    return p;
+  }
+
+ private:
+  struct header {
+    atomic_cell<std::size_t> references{1};
+  };
+  char* chars() const noexcept { return reinterpret_cast<char*>(head_ + 1); }
+  void retain() const noexcept {
+    if (head_ != nullptr) head_->references.fetch_add(1);
+  }
+  void release() noexcept {
+    if (head_ != nullptr && head_->references.fetch_add(static_cast<std::size_t>(-1)) == 1) {
+      head_->~header();
+      ::operator delete(static_cast<void*>(head_));
+    }
+    head_ = nullptr;
+  }
+  header* head_ = nullptr;
+};
+
+}  // namespace detail
+
+/// @brief What every failed GPU runtime call throws: catch it as `const unimem::error&` for the
+/// native status, the failed call and the user's file:line.
+///
+/// unimem::error is the interface of unimem's runtime failures, beside the standard exception
+/// each one also is (as Boost.Exception's `boost::exception` is mixed into standard
+/// exceptions):
+/// - out of memory (the runtime's out-of-memory status) throws unimem::out_of_memory, which is
+///   a `std::bad_alloc` (what the standard containers and RMM throw when memory runs out);
+/// - every other failure throws unimem::runtime_error, which is a `std::runtime_error` (what
+///   thrust, CCCL/cudax, cuda-api-wrappers and RMM throw for a failed runtime call);
+/// - unimem::mpi::error, a failed MPI call, is a `std::runtime_error` too.
+/// So `catch (const unimem::error&)`, `catch (const std::runtime_error&)` (all but out of
+/// memory), `catch (const std::bad_alloc&)` (out of memory) and `catch (const std::exception&)`
+/// (everything) each catch what they name. unimem::error itself cannot derive from
+/// std::runtime_error: out_of_memory would then hold two std::exception subobjects, and
+/// `catch (const std::exception&)` would not match it (a handler's class must be an
+/// unambiguous base, [except.handle]/3).
 ///
 /// what() names the failed call as written, the status's name and number, the runtime's text,
 /// the file:line of the user's call into unimem (for UNIMEM_CHECK: of the check) and what
@@ -56,42 +146,23 @@ UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void compose_error_message(
 /// [main.cpp:12] (managed_buffer: 1099511627776 bytes)".
 /// When the machine has no usable GPU the message starts with "no GPU was found".
 ///
-/// Derives from std::exception (catch it as that or as unimem::error). The message lives in
-/// the object (at most message_capacity - 1 characters), so copying an error never allocates
-/// or throws, and the header needs neither `<stdexcept>` nor `<string>`.
-class error : public std::exception {
+/// Copying an error never throws (the parts are shared, as std::runtime_error shares its
+/// message). Catch it by reference: the interface cannot be copied on its own.
+class error {
  public:
-  /// @brief The longest what() kept, including the terminating zero.
-  static constexpr std::size_t message_capacity = 1024;
-  /// @brief The longest call() and file() kept, including the terminating zero.
-  static constexpr std::size_t part_capacity = 256;
-
-  /// @brief An error for a failed call; what() is composed from all the parts. unimem makes
-  /// these; your own code rarely needs to.
-  /// @param code    the runtime's status
-  /// @param call    the call that failed, as written
-  /// @param file    source file of the call (the user's call into unimem)
-  /// @param line    source line of the call
-  /// @param context what unimem was doing, or empty
-  /// @param no_gpu  whether the machine has no usable GPU (changes the message)
-  UNIMEM_DETAIL_COLD error(native_status code, const char* call, const char* file, int line,
-                           const char* context = "", bool no_gpu = false) noexcept
-      : code_(code), line_(line), no_gpu_(no_gpu), call_(call), file_(file) {
-    detail::compose_error_message(message_, code, call, file, line, context, no_gpu);
-  }
-
   /// @brief The whole message (see the class description).
-  [[nodiscard]] const char* what() const noexcept override { return message_.c_str(); }
-  /// @brief The native status (hipError_t or cudaError_t).
+  [[nodiscard]] virtual const char* what() const noexcept = 0;
+  /// @brief The native status (hipError_t or cudaError_t). For a unimem::mpi::error, a failed
+  /// MPI call, the runtime's "unknown error" status (mpi::error::code() is MPI's code).
   [[nodiscard]] native_status code() const noexcept { return code_; }
   /// @brief The status's name, e.g. "cudaErrorInvalidConfiguration".
   [[nodiscard]] const char* code_name() const noexcept {
     return detail::backend::error_name(code_);
   }
   /// @brief The failed call as written in the source.
-  [[nodiscard]] const char* call() const noexcept { return call_.c_str(); }
+  [[nodiscard]] const char* call() const noexcept { return parts_.part(0); }
   /// @brief The source file of the call into unimem that failed (the caller's, not unimem's).
-  [[nodiscard]] const char* file() const noexcept { return file_.c_str(); }
+  [[nodiscard]] const char* file() const noexcept { return parts_.part(1); }
   /// @brief The source line of that call.
   [[nodiscard]] int line() const noexcept { return line_; }
   /// @brief True when the failure happened on a machine with no usable GPU or driver.
@@ -101,14 +172,62 @@ class error : public std::exception {
   /// recovers. Destructors of unimem objects stay safe (they never throw).
   [[nodiscard]] bool sticky() const noexcept { return detail::backend::is_sticky(code_); }
 
+ protected:
+  /// @brief The parts; `message` is kept only for classes whose standard base holds none.
+  error(native_status code, const char* call, const char* file, int line, bool no_gpu,
+        const char* message = "") noexcept
+      : parts_(call, file, message), code_(code), line_(line), no_gpu_(no_gpu) {}
+  error(const error&) noexcept = default;
+  error& operator=(const error&) noexcept = default;
+  virtual ~error() = default;
+  /// @brief The message kept by the constructor ("" when none was given).
+  [[nodiscard]] const char* kept_message() const noexcept { return parts_.part(2); }
+
  private:
+  detail::shared_parts parts_;
   native_status code_;
   int line_;
   bool no_gpu_;
-  detail::fixed_text<part_capacity> call_;
-  detail::fixed_text<part_capacity> file_;
-  static_assert(message_capacity == 1024, "compose_error_message writes a fixed_text<1024>");
-  detail::fixed_text<message_capacity> message_;
+};
+
+/// @brief A failed GPU runtime call other than out of memory: a `std::runtime_error` and a
+/// unimem::error (see there).
+class runtime_error : public std::runtime_error, public error {
+ public:
+  /// @brief An error for a failed call; what() is composed from all the parts. unimem makes
+  /// these; your own code rarely needs to (UNIMEM_CHECK does it for your runtime calls).
+  /// @param code    the runtime's status
+  /// @param call    the call that failed, as written
+  /// @param file    source file of the call (the user's call into unimem)
+  /// @param line    source line of the call
+  /// @param context what unimem was doing, or empty
+  /// @param no_gpu  whether the machine has no usable GPU (changes the message)
+  runtime_error(native_status code, const char* call, const char* file, int line,
+                const char* context = "", bool no_gpu = false)
+      : std::runtime_error(detail::error_message(code, call, file, line, context, no_gpu).c_str()),
+        error(code, call, file, line, no_gpu) {}
+  /// @brief The whole message.
+  [[nodiscard]] const char* what() const noexcept override { return std::runtime_error::what(); }
+};
+
+/// @brief The runtime ran out of memory: a `std::bad_alloc` and a unimem::error (see there).
+///
+/// Thrown for the runtime's out-of-memory status (an allocation of device, managed or pinned
+/// memory, or any call that reports it), so code written for the standard containers and for
+/// RMM (`catch (const std::bad_alloc&)`) catches it, and unimem's allocators meet the
+/// standard's Allocator requirement (allocate throws bad_alloc).
+class out_of_memory : public std::bad_alloc, public error {
+ public:
+  /// @brief As runtime_error's constructor.
+  out_of_memory(native_status code, const char* call, const char* file, int line,
+                const char* context = "", bool no_gpu = false) noexcept
+      : error(code, call, file, line, no_gpu,
+              detail::error_message(code, call, file, line, context, no_gpu).c_str()) {}
+  /// @brief The whole message.
+  [[nodiscard]] const char* what() const noexcept override {
+    const char* m = kept_message();
+    return *m != '\0' ? m : "unimem: out of memory";
+  }
 };
 
 namespace detail {
@@ -120,6 +239,24 @@ inline bool no_gpu_present() noexcept {
   return r.code != backend::success || n == 0;
 }
 
+/// Throws the unimem::error for `status`: out_of_memory for the runtime's out-of-memory status,
+/// runtime_error for every other.
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_status(native_status status,
+                                                                        const char* call,
+                                                                        call_site where,
+                                                                        const char* context,
+                                                                        bool no_gpu)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
+  if (status == backend::error_out_of_memory) {
+    throw out_of_memory(status, call, where.file, where.line, context, no_gpu);
+  }
+  throw runtime_error(status, call, where.file, where.line, context, no_gpu);
+}
+#else
+    ;
+#endif
+
 /// The cold path of check(): clears the runtime's last error (a sticky one stays) and throws.
 [[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_error(backend::result r,
                                                                        call_site where,
@@ -127,7 +264,7 @@ inline bool no_gpu_present() noexcept {
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   (void)backend::take_last_error();
-  throw error(r.code, r.call, where.file, where.line, context, no_gpu_present());
+  throw_status(r.code, r.call, where, context, no_gpu_present());
 }
 #else
     ;
@@ -145,7 +282,7 @@ inline void check(backend::result r, call_site where) {
                                                                 const char* context)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  throw error(status, call, where.file, where.line, context, false);
+  throw_status(status, call, where, context, false);
 }
 #else
     ;

@@ -26,17 +26,20 @@ UNIMEM_BEGIN_NAMESPACE
 /// @endcode
 class event {
  public:
-  /// @brief Whether the event records timestamps.
-  enum class flags {
+  /// @brief Whether the event records timestamps: one choice of two.
+  enum class timing_mode {
     /// Records timestamps (elapsed_ms works).
     timing,
-    /// Cheaper, for ordering only.
+    /// Cheaper, for ordering only (cudaEventDisableTiming).
     disable_timing,
   };
+  /// @brief timing_mode.
+  /// @deprecated Use timing_mode: a choice of two, not a set of flags.
+  using flags [[deprecated("use unimem::event::timing_mode")]] = timing_mode;
 
   /// @brief A new event on the current device. @throws unimem::error
-  explicit event(flags f = flags::timing, call_site where = call_site::current()) {
-    detail::check(detail::backend::event_create(&handle_, f == flags::timing), where);
+  explicit event(timing_mode m = timing_mode::timing, call_site where = call_site::current()) {
+    detail::check(detail::backend::event_create(&handle_, m == timing_mode::timing), where);
   }
   /// @brief Not copyable: an event owns its handle.
   event(const event&) = delete;
@@ -68,12 +71,6 @@ class event {
   /// @brief True when the recorded work has finished; never blocks.
   [[nodiscard]] bool ready(call_site where = call_site::current()) const {
     return detail::query_ready(detail::backend::event_query(handle_), where);
-  }
-  /// @brief Makes stream s wait for this event.
-  /// @deprecated Write `s.wait(e)`: the stream is the one that waits.
-  [[deprecated("write s.wait(e): the stream is the one that waits")]] void enqueue_wait(
-      stream_ref s, call_site where = call_site::current()) const {
-    detail::check(detail::backend::stream_wait_event(s.get(), handle_), where);
   }
 
   /// @brief The native handle (hipEvent_t / cudaEvent_t).

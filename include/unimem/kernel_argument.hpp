@@ -18,11 +18,19 @@
 // compile time, since it would be freed before the kernel runs. A container that also declares
 // `using memory_kind = ...;` (a unimem memory kind, see memory_kind.hpp) tells copy() and the
 // access tags where its memory lives. unimem's own buffers and managed_vector use this hook.
+//
+// One concept, one name per role: the type view<T>; the member .view() of unimem's buffers (a
+// const buffer gives a view<const T>); the free function to_view(x), the view of anything that
+// has one, which is what code calls; and unimem_view, the customization point a container
+// defines and nothing calls but to_view (as a type's own swap is found through std::swap, or
+// its begin through std::ranges::begin). The hook keeps its prefixed name so that ADL never
+// picks up an unrelated function that happens to be called to_view.
 /// @file
 /// @brief The extension point that makes a container a kernel argument and an access-tag target:
-/// a function `unimem_view(c)` that argument-dependent lookup finds, returning the container's
-/// view (see the comment at the top of this header and docs/architecture.md); and to_view().
-/// Runtime-free.
+/// the customization point `unimem_view(c)`, a function that argument-dependent lookup finds,
+/// returning the container's view (see the comment at the top of this header and
+/// docs/architecture.md); and to_view(x), the one function code calls for the view of a view,
+/// a buffer or an opted-in container. Runtime-free.
 #pragma once
 
 #include "config.hpp"
@@ -96,8 +104,13 @@ using declared_memory_kind_t = typename declared_memory_kind<std::remove_cv_t<C>
 
 }  // namespace detail
 
-/// @brief The view of a view, or of a container that opted in through `unimem_view` (see the
-/// top of kernel_argument.hpp). A const container gives a view of const elements.
+/// @brief The view of a view, of a unimem buffer or managed_vector, or of a container that
+/// opted in through the customization point `unimem_view` (see the top of
+/// kernel_argument.hpp): the one free function for "the view of x". A const container gives a
+/// view of const elements: `to_view(std::as_const(b))`.
+/// @code
+///   unimem::view<const float> v = unimem::to_view(std::as_const(buf));
+/// @endcode
 template <class C, std::enable_if_t<detail::viewable_v<C>, int> = 0>
 constexpr auto to_view(C& c) noexcept {
   if constexpr (detail::is_view<std::remove_cv_t<C>>::value) {

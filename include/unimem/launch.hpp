@@ -49,9 +49,9 @@ struct located_config {
 [[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_empty_block(const dims& block)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  argument_error e("unimem::launch: block ");
-  append_dims(e, block).append(" has a zero extent");
-  throw e;
+  refusal message("unimem::launch: block ");
+  append_dims(message, block).append(" has a zero extent");
+  throw_refused<invalid_argument>(message);
 }
 #else
     ;
@@ -95,7 +95,7 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void choose_launch_device(const lau
       device_for(cfg.device, cfg.stream, "unimem::launch", "launch_config::on_device()", where);
   const int current = current_device_id(where);
   id = current;
-  if (d == unspecified_device || d == current) return;
+  if (d == no_device || d == current) return;
   (void)device(d, where);  // checks the id: unimem::error naming it
   check(backend::set_device(d), where);
   restore.arm(current);
@@ -171,9 +171,9 @@ void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, ca
 ///
 /// Arguments tagged with unimem::in(), out() or inout() are placed on the launching device,
 /// on cfg.stream, before the kernel (see access.hpp): moved there, or mapped for it where their
-/// intent says so (in(a, unimem::mapped)); untagged buffers are not placed. A managed_buffer
-/// already placed there by an earlier launch, with no page fault in the process since, costs
-/// nothing more (its placement record, docs/architecture.md).
+/// intent says so (in(a, unimem::intent::map)); untagged buffers are not placed. A
+/// managed_buffer already placed there by an earlier launch, with no page fault in the process
+/// since, costs nothing more (its placement record, docs/architecture.md).
 ///
 /// The launching device: cfg.device when set (made current for the launch); else the stream's
 /// device where it is known (a unimem::stream knows it; for a native handle in a launch with
@@ -191,7 +191,7 @@ void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, ca
 /// @endcode
 /// @throws unimem::error when the runtime rejects the launch, or the stream belongs to another
 /// device than cfg.device.
-/// @throws unimem::argument_error when a block extent is zero.
+/// @throws unimem::invalid_argument when a block extent is zero.
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), detail::located_config located, Args&&... args) {
   static_assert(sizeof...(Params) == sizeof...(Args),

@@ -67,15 +67,15 @@ struct launch_config {
   dims block{1};              ///< threads per block
   std::size_t shared_bytes = 0;  ///< dynamic shared memory per block, in bytes
   stream_ref stream{};        ///< the stream the kernel is queued on
-  /// @brief The device to launch on; unspecified_device (the default) means the stream's
+  /// @brief The device to launch on; no_device (the default) means the stream's
   /// device where it is known (see launch()), else the calling thread's current device. A
   /// stream of another device with an explicit device is refused by launch() with
   /// unimem::error, and so is an id that names no device.
-  int device = unspecified_device;
+  int device = no_device;
 
   /// @brief True when a device is named (on_device() was called).
   [[nodiscard]] constexpr bool names_device() const noexcept {
-    return device != unspecified_device;
+    return device != no_device;
   }
 
   /// @brief One block of one thread on the default stream.
@@ -125,15 +125,15 @@ namespace detail {
                                                                           std::uint64_t blocks)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  if (block == 0) throw argument_error("unimem::grid_for: the block size must be positive");
-  throw argument_error("unimem::grid_for: ")
+  if (block == 0) throw_refused<invalid_argument>(refusal("unimem::grid_for: the block size must be positive"));
+  throw_refused<length_error>(refusal("unimem::grid_for: ")
       .append(n)
       .append(" threads in blocks of ")
       .append(block)
       .append(" need ")
       .append(blocks)
       .append(" blocks, more than the 2^31 - 1 a grid can have; use a grid-stride loop with a "
-              "fixed grid");
+              "fixed grid"));
 }
 #else
     ;
@@ -142,7 +142,7 @@ namespace detail {
 
 /// @brief A 1-D configuration with `block` threads per block and enough blocks to cover n
 /// threads: grid.x = ceil(n / block). n = 0 gives an empty grid, whose launch does nothing.
-/// @throws unimem::argument_error when block is 0, or when n needs more than 2^31 - 1 blocks
+/// @throws unimem::invalid_argument when block is 0; unimem::length_error when n needs more than 2^31 - 1 blocks
 /// (use a grid-stride loop).
 inline launch_config grid_for(std::size_t n, unsigned block = 256) {
   if (block == 0) detail::throw_grid_for(n, block, 0);

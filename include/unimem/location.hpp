@@ -8,6 +8,13 @@
 
 UNIMEM_BEGIN_NAMESPACE
 
+/// @brief The device id that names no device: what location::host().device_id(),
+/// stream_ref::device_id() of a stream whose device it does not know, and stream::device_id()
+/// of a moved-from stream return, and launch_config::device when no device is named. It is
+/// not -1, so that -1 passed as a device (the runtimes' id of the CPU) is refused as invalid
+/// instead of meaning "none".
+inline constexpr int no_device = -2147483647 - 1;
+
 /// @brief Where managed memory should live: the host (CPU memory) or one GPU.
 ///
 /// Every placement call (prefetch, advice, first touch) takes one; the backend maps it onto the
@@ -20,7 +27,7 @@ UNIMEM_BEGIN_NAMESPACE
 class location {
  public:
   /// @brief The host.
-  static constexpr location host() noexcept { return location(true, -1); }
+  static constexpr location host() noexcept { return location(true, no_device); }
   /// @brief The GPU with ordinal `id`. An id that names no GPU makes the call that uses the
   /// location throw unimem::error.
   static constexpr location device(int id) noexcept { return location(false, id); }
@@ -29,7 +36,7 @@ class location {
   [[nodiscard]] constexpr bool is_host() const noexcept { return host_; }
   /// @brief True for a GPU.
   [[nodiscard]] constexpr bool is_device() const noexcept { return !host_; }
-  /// @brief The device ordinal; -1 for the host.
+  /// @brief The device ordinal; no_device for the host.
   [[nodiscard]] constexpr int device_id() const noexcept { return id_; }
 
   /// @brief Same place.

@@ -40,11 +40,11 @@ inline constexpr host_attached_t host_attached{};
 ///
 /// The container interface comes from a base class the reference does not list: the types
 /// value_type, size_type, difference_type, reference, const_reference, pointer, const_pointer,
-/// iterator and const_iterator (plain pointers) and memory_kind; size(), bytes(), empty(),
+/// iterator and const_iterator (plain pointers) and memory_kind; size(), size_bytes(), empty(),
 /// max_size(), data(); operator[] (unchecked) and at() (throws unimem::argument_error); front(),
-/// back(), begin(), end(), cbegin(), cend(); view() and cview() for kernels; swap(). launch(),
-/// the placement calls and the access tags take the buffer through unimem_view, copy() and
-/// fill() through data() and size().
+/// back(), begin(), end(), cbegin(), cend(); view() for kernels (of const elements on a const
+/// buffer); swap(). launch(), the placement calls and the access tags take the buffer through
+/// to_view() (its unimem_view hook), copy() and fill() through data() and size().
 /// @code
 ///   unimem::managed_buffer<float> a(n);          // n zeros, CPU-accessible
 ///   a[0] = 1.0f;                                 // CPU write
@@ -62,7 +62,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   /// @brief An empty buffer; allocates nothing.
   managed_buffer() noexcept = default;
   /// @brief n value-initialised elements (written on the CPU).
-  /// @throws unimem::argument_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
+  /// @throws unimem::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
   /// @throws unimem::error when the runtime cannot allocate.
   explicit managed_buffer(size_type n, call_site where = call_site::current()) : base(n, where) {}
   /// @brief n elements left uninitialised: no page is touched until first use.
@@ -97,10 +97,10 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
                   "managed_buffer(n, first_touch(...)) zero-fills on the device, which is "
                   "value-initialisation only for trivially default constructible T; use "
                   "managed_buffer(n, first_touch(...), unimem::uninitialized) and a kernel");
-    if (ft.where && ft.where->is_host()) {
+    if (ft.location && ft.location->is_host()) {
       for (T* p = this->begin(); p != this->end(); ++p) ::new (static_cast<void*>(p)) T();
     } else {
-      detail::first_touch_bytes(this->data(), this->bytes(), ft, true, &record_, where);
+      detail::first_touch_bytes(this->data(), this->size_bytes(), ft, true, &record_, where);
     }
   }
   /// @brief n uninitialised elements whose pages start at ft's location (prefetched there, in
@@ -109,7 +109,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   managed_buffer(size_type n, first_touch_t ft, uninitialized_t,
                  call_site where = call_site::current())
       : base(n, uninitialized, where) {
-    detail::first_touch_bytes(this->data(), this->bytes(), ft, false, &record_, where);
+    detail::first_touch_bytes(this->data(), this->size_bytes(), ft, false, &record_, where);
   }
 
   // ---- placement (see placement.hpp for the free functions over views and sub-ranges) ----
@@ -123,7 +123,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   hint_status advise(advice a, location l, call_site where = call_site::current()) const {
     return unimem::advise(*this, a, l, where);
   }
-  /// @brief advise(advice::read_mostly). @throws unimem::argument_error for other advice.
+  /// @brief advise(advice::read_mostly). @throws unimem::invalid_argument for other advice.
   hint_status advise(advice a, call_site where = call_site::current()) const {
     return unimem::advise(*this, detail::needs_no_location(a, "unimem::advise"), location::host(),
                           where);
@@ -132,28 +132,28 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   hint_status unadvise(advice a, location l, call_site where = call_site::current()) const {
     return unimem::unadvise(*this, a, l, where);
   }
-  /// @brief Withdraws read_mostly advice. @throws unimem::argument_error for other advice.
+  /// @brief Withdraws read_mostly advice. @throws unimem::invalid_argument for other advice.
   hint_status unadvise(advice a, call_site where = call_site::current()) const {
     return unimem::unadvise(*this, detail::needs_no_location(a, "unimem::unadvise"),
                             location::host(), where);
   }
   /// @brief Whether the whole buffer carries read_mostly advice.
   [[nodiscard]] bool is_read_mostly(call_site where = call_site::current()) const {
-    return unimem::is_read_mostly(this->cview(), where);
+    return unimem::is_read_mostly(this->view(), where);
   }
   /// @brief The preferred location of the whole buffer, if it has one.
   [[nodiscard]] optional_location preferred_location(
       call_site where = call_site::current()) const {
-    return unimem::preferred_location(this->cview(), where);
+    return unimem::preferred_location(this->view(), where);
   }
   /// @brief Where the whole buffer was last prefetched to, if anywhere.
   [[nodiscard]] optional_location last_prefetch_location(
       call_site where = call_site::current()) const {
-    return unimem::last_prefetch_location(this->cview(), where);
+    return unimem::last_prefetch_location(this->view(), where);
   }
   /// @brief The locations with accessed_by advice for the whole buffer.
   [[nodiscard]] location_list accessed_by(call_site where = call_site::current()) const {
-    return unimem::accessed_by(this->cview(), where);
+    return unimem::accessed_by(this->view(), where);
   }
   /// @brief Makes the buffer ready for the CPU: no GPU still writes it and its pages are on
   /// the host. Without a stream, waits for every GPU with work; with a stream, for that stream
@@ -165,7 +165,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   /// @brief Attaches the allocation to stream s (see unimem::attach), asynchronously on s.
   void attach(stream_ref s, attach_mode m = attach_mode::single,
               call_site where = call_site::current()) {
-    unimem::attach(this->cview(), s, m, where);
+    unimem::attach(this->view(), s, m, where);
   }
 
   /// @brief Exchanges the two buffers (their allocations and what unimem knows of their pages).

@@ -114,7 +114,8 @@ struct device_memory {
   static constexpr bool host_accessible = false;
   /// @brief True: kernels may dereference its pointers.
   static constexpr bool device_accessible = true;
-  /// @brief False: the bytes never move; access tags refuse this memory.
+  /// @brief False: the bytes never move; access tags pass this memory through (nothing to
+  /// place).
   static constexpr bool migrates = false;
   /// @brief memory_residence::device, for the direction of copies.
   static constexpr memory_residence residence = memory_residence::device;

@@ -102,9 +102,9 @@ class device_memory_resource final : public detail::runtime_resource<device_memo
  public:
   /// @brief Allocates on the current device.
   explicit device_memory_resource(call_site where = call_site::current())
-      : device_(device::current(where).id()) {}
+      : device_(device::current(where).device_id()) {}
   /// @brief Allocates on device d.
-  explicit device_memory_resource(const device& d) : device_(d.id()) {}
+  explicit device_memory_resource(const device& d) : device_(d.device_id()) {}
   /// @brief The device it allocates on.
   [[nodiscard]] int device_id() const noexcept { return device_; }
 

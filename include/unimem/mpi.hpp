@@ -32,7 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
+#include <stdexcept>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -44,46 +44,50 @@ namespace mpi {
 // Errors
 
 /// @brief A failed MPI call: MPI's error code and class, MPI's own message, the call and the
-/// file:line of the caller's call into unimem::mpi.
-class error : public std::exception {
+/// file:line of the caller's call into unimem::mpi. A `std::runtime_error` and a
+/// unimem::error (whose code() is the runtime's "unknown error" status: read this class's
+/// code() for MPI's), so `catch (const unimem::error&)` catches failures of MPI as well as of
+/// the GPU runtime.
+class error : public std::runtime_error, public unimem::error {
  public:
   /// @brief Builds the message "unimem::mpi: CALL failed: MPI's message (code C, class K)
   /// [file:line] (context)".
-  error(int code, const char* call, call_site where, const char* context = "") noexcept
-      : code_(code), line_(where.line), call_(call), file_(where.file) {
+  UNIMEM_DETAIL_COLD error(int code, const char* call, call_site where, const char* context = "")
+      : std::runtime_error(message(code, call, where, context).c_str()),
+        unimem::error(unimem::detail::backend::error_unknown, call, where.file, where.line,
+                      false),
+        code_(code),
+        class_(class_of(code)) {}
+  /// @brief The whole message.
+  [[nodiscard]] const char* what() const noexcept override { return std::runtime_error::what(); }
+  /// @brief MPI's error code (MPI_ERR_RANK, ... or an implementation's own code).
+  [[nodiscard]] int code() const noexcept { return code_; }
+  /// @brief MPI_Error_class of the code.
+  [[nodiscard]] int error_class() const noexcept { return class_; }
+
+ private:
+  static int class_of(int code) noexcept {
     int cls = code;
     if (MPI_Error_class(code, &cls) != MPI_SUCCESS) cls = code;
-    class_ = cls;
+    return cls;
+  }
+  static unimem::detail::fixed_text<1024> message(int code, const char* call, call_site where,
+                                                  const char* context) noexcept {
     char text[MPI_MAX_ERROR_STRING + 1] = {};
     int length = 0;
     if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) {
       std::snprintf(text, sizeof text, "MPI error %d", code);
     }
-    message_.append("unimem::mpi: ").append(call).append(" failed: ").append(text);
-    message_.append(" (code ").append(code).append(", class ").append(cls).append(")");
-    message_.append(" [").append(where.file).append(":").append(where.line).append("]");
-    if (context != nullptr && *context != '\0') message_.append(" (").append(context).append(")");
+    unimem::detail::fixed_text<1024> m("unimem::mpi: ");
+    m.append(call).append(" failed: ").append(text);
+    m.append(" (code ").append(code).append(", class ").append(class_of(code)).append(")");
+    m.append(" [").append(where.file).append(":").append(where.line).append("]");
+    if (context != nullptr && *context != '\0') m.append(" (").append(context).append(")");
+    return m;
   }
-  /// @brief The whole message.
-  [[nodiscard]] const char* what() const noexcept override { return message_.c_str(); }
-  /// @brief MPI's error code (MPI_ERR_RANK, ... or an implementation's own code).
-  [[nodiscard]] int code() const noexcept { return code_; }
-  /// @brief MPI_Error_class of the code.
-  [[nodiscard]] int error_class() const noexcept { return class_; }
-  /// @brief The MPI call that failed.
-  [[nodiscard]] const char* call() const noexcept { return call_.c_str(); }
-  /// @brief The caller's file.
-  [[nodiscard]] const char* file() const noexcept { return file_.c_str(); }
-  /// @brief The caller's line.
-  [[nodiscard]] int line() const noexcept { return line_; }
 
- private:
   int code_;
-  int class_ = 0;
-  int line_;
-  unimem::detail::fixed_text<128> call_;
-  unimem::detail::fixed_text<256> file_;
-  unimem::detail::fixed_text<1024> message_;
+  int class_;
 };
 
 namespace detail {
@@ -100,8 +104,8 @@ inline void require_initialized(const char* what) {
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
   if (init == 0 || fin != 0) {
-    throw argument_error(what).append(": MPI is not initialised (call MPI_Init or make a "
-                                      "unimem::mpi::environment first)");
+    unimem::detail::throw_refused<unimem::invalid_argument>(unimem::detail::refusal(what).append(": MPI is not initialised (call MPI_Init or make a "
+                                      "unimem::mpi::environment first)"));
   }
 }
 }  // namespace detail
@@ -206,9 +210,9 @@ inline settings settings_from_environment() {
     char* end = nullptr;
     const unsigned long long v = std::strtoull(c, &end, 10);
     if (end == c || *end != '\0' || v < 4096) {
-      throw argument_error("unimem::mpi: UNIMEM_MPI_CHUNK_BYTES=")
+      unimem::detail::throw_refused<unimem::invalid_argument>(unimem::detail::refusal("unimem::mpi: UNIMEM_MPI_CHUNK_BYTES=")
           .append(c)
-          .append(" is not a number of bytes >= 4096");
+          .append(" is not a number of bytes >= 4096"));
     }
     s.chunk_bytes = static_cast<std::size_t>(v);
   }
@@ -220,9 +224,9 @@ inline settings settings_from_environment() {
     } else if (std::strcmp(m, "host") == 0) {
       s.managed = managed_path::host;
     } else {
-      throw argument_error("unimem::mpi: UNIMEM_MPI_MANAGED=")
+      unimem::detail::throw_refused<unimem::invalid_argument>(unimem::detail::refusal("unimem::mpi: UNIMEM_MPI_MANAGED=")
           .append(m)
-          .append(" is none of automatic, staged, host");
+          .append(" is none of automatic, staged, host"));
     }
   }
   return s;
@@ -234,17 +238,17 @@ inline settings& settings_storage() {
 }  // namespace detail
 
 /// @brief The settings in force.
-/// @throws unimem::argument_error at the first use when an environment variable is malformed.
+/// @throws unimem::invalid_argument at the first use when an environment variable is malformed.
 inline settings current_settings() { return detail::settings_storage(); }
 
 /// @brief Replaces the settings; call it before communicating, with the same values on every
 /// rank, from one thread.
-/// @throws unimem::argument_error for chunk_bytes below 4096.
+/// @throws unimem::invalid_argument for chunk_bytes below 4096.
 inline void configure(const settings& s) {
   if (s.chunk_bytes < 4096) {
-    throw argument_error("unimem::mpi::configure: chunk_bytes ")
+    unimem::detail::throw_refused<unimem::invalid_argument>(unimem::detail::refusal("unimem::mpi::configure: chunk_bytes ")
         .append(s.chunk_bytes)
-        .append(" is below 4096");
+        .append(" is below 4096"));
   }
   detail::settings_storage() = s;
 }
@@ -262,13 +266,13 @@ struct gpu_awareness {
 /// then Open MPI's MPIX_Query_cuda_support() / MPIX_Query_rocm_support(), or MPICH's
 /// MPIX_GPU_query_support(); then Cray MPICH's MPICH_GPU_SUPPORT_ENABLED=1. Otherwise not
 /// GPU-aware (staging is always correct). Needs MPI initialised.
-/// @throws unimem::argument_error before MPI_Init or for a malformed UNIMEM_MPI_GPU_AWARE.
+/// @throws unimem::invalid_argument before MPI_Init or for a malformed UNIMEM_MPI_GPU_AWARE.
 inline gpu_awareness query_gpu_awareness() {
   detail::require_initialized("unimem::mpi::query_gpu_awareness");
   if (const char* e = std::getenv("UNIMEM_MPI_GPU_AWARE")) {
     if (std::strcmp(e, "1") == 0) return {true, "UNIMEM_MPI_GPU_AWARE=1"};
     if (std::strcmp(e, "0") == 0) return {false, "UNIMEM_MPI_GPU_AWARE=0"};
-    throw argument_error("unimem::mpi: UNIMEM_MPI_GPU_AWARE=").append(e).append(" is not 0 or 1");
+    unimem::detail::throw_refused<unimem::invalid_argument>(unimem::detail::refusal("unimem::mpi: UNIMEM_MPI_GPU_AWARE=").append(e).append(" is not 0 or 1"));
   }
 #if defined(UNIMEM_DETAIL_HIP_AMD)
 #if defined(OMPI_HAVE_MPI_EXT_ROCM) && OMPI_HAVE_MPI_EXT_ROCM
@@ -1010,10 +1014,10 @@ request isend_impl(const detail::span<const T>& sp, int dest, int tag, MPI_Comm 
         return r;
       }
       constexpr std::size_t ahead = 4;
-      event marks[ahead] = {event(event::flags::disable_timing, where),
-                            event(event::flags::disable_timing, where),
-                            event(event::flags::disable_timing, where),
-                            event(event::flags::disable_timing, where)};
+      event marks[ahead] = {event(event::timing_mode::disable_timing, where),
+                            event(event::timing_mode::disable_timing, where),
+                            event(event::timing_mode::disable_timing, where),
+                            event(event::timing_mode::disable_timing, where)};
       std::size_t queued = 0;
       for (std::size_t sent = 0; sent < op.plan.chunks; ++sent) {
         for (; queued < op.plan.chunks && queued < sent + ahead; ++queued) {
@@ -1067,10 +1071,10 @@ request irecv_impl(const detail::span<T>& sp, int source, int tag, MPI_Comm comm
   auto& op = r.op_;
   const bool wildcard = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG;
   if (op.plan.chunked && wildcard && !blocking) {
-    throw argument_error("unimem::mpi::irecv: a range of chunk_bytes or more (")
+    unimem::detail::throw_refused<unimem::invalid_argument>(unimem::detail::refusal("unimem::mpi::irecv: a range of chunk_bytes or more (")
         .append(sp.size * sizeof(T))
         .append(" bytes) needs a named source and tag; MPI_ANY_SOURCE and MPI_ANY_TAG work "
-                "with recv() and sendrecv()");
+                "with recv() and sendrecv()"));
   }
   r.st_ = status{source, tag, 0};
   try {
@@ -1213,7 +1217,7 @@ void allreduce_pieces(const T* in, T* out, std::size_t n, MPI_Op op, MPI_Comm co
 /// @brief Reduces `in` over every rank of `comm` with `op` (MPI_SUM, MPI_MAX, ...) into `out`
 /// (the same size; may be the same range). Work queued on `s` is done first; staged results are
 /// copied into `out` on `s` and waited for. T must have an MPI predefined datatype.
-/// @throws unimem::argument_error for ranges of different sizes; unimem::mpi::error,
+/// @throws unimem::invalid_argument for ranges of different sizes; unimem::mpi::error,
 /// unimem::error.
 template <class In, class Out>
 void allreduce(const In& in, Out&& out, MPI_Op op, MPI_Comm comm = MPI_COMM_WORLD,
@@ -1229,10 +1233,10 @@ void allreduce(const In& in, Out&& out, MPI_Op op, MPI_Comm comm = MPI_COMM_WORL
                 "unimem::mpi::allreduce needs an element type with an MPI predefined datatype "
                 "(an arithmetic type or bool)");
   if (src.size != dst.size) {
-    throw argument_error("unimem::mpi::allreduce: the input has ")
+    unimem::detail::throw_refused<unimem::invalid_argument>(unimem::detail::refusal("unimem::mpi::allreduce: the input has ")
         .append(src.size)
         .append(" elements and the output ")
-        .append(dst.size);
+        .append(dst.size));
   }
   const std::size_t n = dst.size;
   const std::size_t bytes = n * sizeof(T);

@@ -21,8 +21,8 @@ UNIMEM_BEGIN_NAMESPACE
 /// cudaMallocHost; on HIP, hipHostMalloc before HIP 6.4 and hipHostAlloc from 6.4 on (where
 /// hipHostMalloc is deprecated). Pinning is expensive (milliseconds per GiB): allocate once.
 ///
-/// The container interface (size(), bytes(), data(), operator[], at(), front(), back(), begin(),
-/// end(), view(), cview(), swap(), the member types) comes from the base class managed_buffer
+/// The container interface (size(), size_bytes(), data(), operator[], at(), front(), back(),
+/// begin(), end(), view(), swap(), the member types) comes from the base class managed_buffer
 /// has too, which the reference does not list. launch() takes the buffer through unimem_view,
 /// copy() and fill() through data() and size(); the access tags refuse it (pinned memory
 /// never moves).
@@ -35,7 +35,7 @@ class pinned_buffer : public detail::host_array<T, pinned_memory> {
   /// @brief An empty buffer; allocates nothing.
   pinned_buffer() noexcept = default;
   /// @brief n value-initialised elements.
-  /// @throws unimem::argument_error when n > max_size().
+  /// @throws unimem::length_error when n > max_size().
   /// @throws unimem::error when the runtime cannot allocate.
   explicit pinned_buffer(size_type n, call_site where = call_site::current()) : base(n, where) {}
   /// @brief n elements, left uninitialised.

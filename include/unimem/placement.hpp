@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "access.hpp"
 #include "argument_error.hpp"
@@ -24,104 +26,21 @@
 #include "placement_policy.hpp"
 #include "stream.hpp"
 #include "stream_ref.hpp"
-#include "text.hpp"
 #include "view.hpp"
 
 UNIMEM_BEGIN_NAMESPACE
 
 /// @brief "host" or "device 3".
-inline text to_string(location l) {
-  return l.is_host() ? text("host") : text("device ").append(l.device_id());
+inline std::string to_string(location l) {
+  return l.is_host() ? std::string("host") : "device " + std::to_string(l.device_id());
 }
 
-/// @brief The locations accessed_by() reports, in the runtime's order.
-class location_list {
- public:
-  /// @brief No location.
-  location_list() noexcept = default;
-  /// @brief The locations of n ids: a device ordinal, or a negative id for the host.
-  location_list(const int* ids, std::size_t n) : location_list(n) {
-    for (std::size_t i = 0; i < n; ++i) ids_[i] = ids[i] < 0 ? -1 : ids[i];
-  }
-  /// @brief A copy.
-  location_list(const location_list& other) : location_list(other.size_) {
-    for (std::size_t i = 0; i < size_; ++i) ids_[i] = other.ids_[i];
-  }
-  /// @brief Takes other's locations; other is left empty.
-  location_list(location_list&& other) noexcept : ids_(other.ids_), size_(other.size_) {
-    other.ids_ = nullptr;
-    other.size_ = 0;
-  }
-  /// @brief Copy assignment.
-  location_list& operator=(const location_list& other) {
-    if (this != &other) location_list(other).swap(*this);
-    return *this;
-  }
-  /// @brief Move assignment.
-  location_list& operator=(location_list&& other) noexcept {
-    location_list(static_cast<location_list&&>(other)).swap(*this);
-    return *this;
-  }
-  /// @brief Frees the list.
-  ~location_list() { delete[] ids_; }
-
-  /// @brief The number of locations.
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// @brief True when there is none.
-  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
-  /// @brief Location i (unchecked).
-  [[nodiscard]] location operator[](std::size_t i) const noexcept { return from_id(ids_[i]); }
-  /// @brief True when l is in the list.
-  [[nodiscard]] bool contains(location l) const noexcept {
-    for (std::size_t i = 0; i < size_; ++i) {
-      if ((*this)[i] == l) return true;
-    }
-    return false;
-  }
-
-  /// @brief Walks the locations.
-  class iterator {
-   public:
-    /// @brief The location here.
-    location operator*() const noexcept { return from_id(*id_); }
-    /// @brief The next location.
-    iterator& operator++() noexcept {
-      ++id_;
-      return *this;
-    }
-    /// @brief Same position.
-    friend bool operator==(iterator a, iterator b) noexcept { return a.id_ == b.id_; }
-    /// @brief Different positions.
-    friend bool operator!=(iterator a, iterator b) noexcept { return a.id_ != b.id_; }
-
-   private:
-    friend class location_list;
-    explicit iterator(const int* id) noexcept : id_(id) {}
-    const int* id_;
-  };
-  /// @brief The first location.
-  [[nodiscard]] iterator begin() const noexcept { return iterator(ids_); }
-  /// @brief Past the last location.
-  [[nodiscard]] iterator end() const noexcept { return iterator(ids_ + size_); }
-
-  /// @brief Swaps two lists.
-  void swap(location_list& other) noexcept {
-    int* ids = ids_;
-    ids_ = other.ids_;
-    other.ids_ = ids;
-    const std::size_t n = size_;
-    size_ = other.size_;
-    other.size_ = n;
-  }
-
- private:
-  explicit location_list(std::size_t n) : ids_(n != 0 ? new int[n] : nullptr), size_(n) {}
-  static location from_id(int id) noexcept {
-    return id < 0 ? location::host() : location::device(id);
-  }
-  int* ids_ = nullptr;  // -1: the host
-  std::size_t size_ = 0;
-};
+/// @brief The locations accessed_by() reports, in the runtime's order (a device, or the host).
+/// @code
+///   const unimem::location_list by = b.accessed_by();
+///   bool mapped_for_0 = std::find(by.begin(), by.end(), unimem::location::device(0)) != by.end();
+/// @endcode
+using location_list = std::vector<location>;
 
 /// @brief Advice for a range of managed memory.
 enum class advice {
@@ -147,14 +66,27 @@ enum class attach_mode {
 /// @brief Where a new buffer's pages are first touched, and on which stream that happens.
 /// Made by first_touch(); a temporary unimem::stream is refused (see stream).
 struct first_touch_t {
-  /// Where the pages go; none: the device of `stream`.
-  optional_location where;
-  /// The stream the placement is ordered on (the constructor waits for it).
+  /// @brief No location, the default stream.
+  constexpr first_touch_t() noexcept : location() {}
+  /// @brief Location l (none: the device of s), stream s.
+  constexpr first_touch_t(optional_location l, stream_ref s) noexcept : location(l), stream(s) {}
+
+  // `where` is the 0.1 name of `location`, kept for 0.2 only: two members of one type in a
+  // union, so that reading or writing either is reading or writing the other (a standard-layout
+  // union may read the common initial sequence of its members).
+  union {
+    /// @brief Where the pages go; none: the device of `stream`.
+    optional_location location;
+    /// @brief The same member as location, under its old name.
+    /// @deprecated Use location: `where` is a call_site everywhere else in unimem.
+    [[deprecated("use first_touch_t::location")]] optional_location where;
+  };
+  /// @brief The stream the placement is ordered on (the constructor waits for it).
   stream_ref stream;
 };
-/// @brief Places a new buffer's pages at `where` during construction (see managed_buffer), on
-/// stream s. A stream of another device than `where` is refused with unimem::error.
-inline first_touch_t first_touch(location where, stream_ref s = {}) noexcept { return {where, s}; }
+/// @brief Places a new buffer's pages at l during construction (see managed_buffer), on
+/// stream s. A stream of another device than l's is refused with unimem::error.
+inline first_touch_t first_touch(location l, stream_ref s = {}) noexcept { return {l, s}; }
 /// @brief Places a new buffer's pages on the device of stream s, on s. The stream must know its
 /// device (a unimem::stream, or a native handle the runtime can place), else the constructor
 /// throws unimem::error.
@@ -285,7 +217,7 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
     return hint_status::unsupported;
   }
   const backend::native_location native{l.is_host(), l.device_id()};
-  const int d = l.is_device() ? l.device_id() : -1;
+  const int d = l.is_device() ? l.device_id() : no_device;
   const std::uint64_t faults = host_faults();
   bool unrecorded_move = false;
   for (std::size_t i = 0; i < count; ++i) {
@@ -348,7 +280,7 @@ inline hint_status advise_bytes(const void* p, std::size_t bytes, advice a, loca
 /// Advice given without a location must be read_mostly, the one kind that takes none.
 inline advice needs_no_location(advice a, const char* what) {
   if (a != advice::read_mostly) {
-    throw argument_error(what).append(": preferred_location and accessed_by need a location");
+    throw_refused<invalid_argument>(refusal(what).append(": preferred_location and accessed_by need a location"));
   }
   return a;
 }
@@ -365,8 +297,8 @@ inline hint_status set_intent_bytes(const void* p, std::size_t bytes, intent i, 
   if (bytes == 0) return hint_status::empty;
   const char* what = "unimem::set_intent";
   if (i == intent::map && gpu.is_host()) {
-    throw argument_error(what).append(
-        ": intent map needs the GPU that maps the range, not the host");
+    throw_refused<invalid_argument>(refusal(what).append(
+        ": intent map needs the GPU that maps the range, not the host"));
   }
   check_location(gpu, what, where);
   if (gate(gpu.device_id(), what, where) == hint_status::unsupported) {
@@ -410,12 +342,12 @@ inline hint_status ready_bytes(const void* p, std::size_t bytes, stream_ref s,
 inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool zero,
                               placement_record* record, call_site where) {
   if (bytes == 0) return;
-  optional_location l = ft.where;
-  const int asked = l && l->is_device() ? l->device_id() : unspecified_device;
+  optional_location l = ft.location;
+  const int asked = l && l->is_device() ? l->device_id() : no_device;
   if (!l || l->is_device()) {
     const int d =
         device_for(asked, ft.stream, "unimem::first_touch", "first_touch(location)", where);
-    if (d == unspecified_device) {
+    if (d == no_device) {
       fail(backend::error_invalid_value, "unimem::first_touch", where,
            "first_touch(stream) needs a stream that knows its device (a unimem::stream); the "
            "default stream and this native handle do not: pass a location");
@@ -436,12 +368,20 @@ inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool
 
 }  // namespace detail
 
-/// @brief Whether prefetch and advice towards l can move pages: the device's
-/// migrates_on_demand() (for the host: the current device's).
+/// @brief Whether prefetch and advice towards l can move pages: device::migrates_on_demand()
+/// of l's device (for the host: of the current device). Where it is false, the placement calls
+/// return hint_status::unsupported (or throw, see unsupported_policy).
 /// @throws unimem::error for a device that does not exist.
-[[nodiscard]] inline bool migration_supported(location l, call_site where = call_site::current()) {
-  detail::check_location(l, "unimem::migration_supported", where);
+[[nodiscard]] inline bool migrates_on_demand(location l, call_site where = call_site::current()) {
+  detail::check_location(l, "unimem::migrates_on_demand", where);
   return detail::device_migrates(detail::capability_device(l, where), where);
+}
+/// @brief migrates_on_demand(l).
+/// @deprecated Use migrates_on_demand(l): one name for the capability, as device and
+/// device_properties name it.
+[[deprecated("use unimem::migrates_on_demand(l)")]] [[nodiscard]] inline bool migration_supported(
+    location l, call_site where = call_site::current()) {
+  return migrates_on_demand(l, where);
 }
 
 /// @brief Queues a migration of the range's pages to l on stream s (stream-ordered, asynchronous).
@@ -463,7 +403,7 @@ hint_status advise(view<T> v, advice a, location l, call_site where = call_site:
   return detail::advise_bytes(v.data(), v.size_bytes(), a, l, true, nullptr, where);
 }
 /// @brief advise(v, advice::read_mostly); other advice needs a location.
-/// @throws unimem::argument_error for preferred_location or accessed_by without a location.
+/// @throws unimem::invalid_argument for preferred_location or accessed_by without a location.
 template <class T>
 hint_status advise(view<T> v, advice a, call_site where = call_site::current()) {
   return advise(v, detail::needs_no_location(a, "unimem::advise"), location::host(), where);
@@ -474,7 +414,7 @@ hint_status unadvise(view<T> v, advice a, location l, call_site where = call_sit
   return detail::advise_bytes(v.data(), v.size_bytes(), a, l, false, nullptr, where);
 }
 /// @brief unadvise(v, advice::read_mostly).
-/// @throws unimem::argument_error for preferred_location or accessed_by without a location.
+/// @throws unimem::invalid_argument for preferred_location or accessed_by without a location.
 template <class T>
 hint_status unadvise(view<T> v, advice a, call_site where = call_site::current()) {
   return unadvise(v, detail::needs_no_location(a, "unimem::unadvise"), location::host(), where);
@@ -508,11 +448,12 @@ template <class T>
 /// @brief The locations that have accessed_by advice for the whole range.
 template <class T>
 [[nodiscard]] location_list accessed_by(view<T> v, call_site where = call_site::current()) {
-  if (v.empty()) return {};
-  detail::scratch<int> ids(static_cast<std::size_t>(device_count(where)) + 1);  // and the host
-  std::size_t n = 0;
-  detail::for_each_accessor(v.data(), v.size_bytes(), where, [&](int id) { ids.p[n++] = id; });
-  return location_list(ids.p, n);
+  location_list by;
+  if (v.empty()) return by;
+  detail::for_each_accessor(v.data(), v.size_bytes(), where, [&](int id) {
+    by.push_back(id < 0 ? location::host() : location::device(id));
+  });
+  return by;
 }
 
 /// @brief Sets the range's intent (see unimem::intent) for GPU `gpu`, as a tag with that intent
@@ -523,7 +464,7 @@ template <class T>
 /// @return applied; empty for an empty range; unsupported where `gpu` cannot migrate managed
 /// pages and the policy is ignore (on AMD without XNACK managed memory is host memory the GPU
 /// maps already: there is nothing to change).
-/// @throws unimem::argument_error for map towards the host; unimem::error for an invalid device,
+/// @throws unimem::invalid_argument for map towards the host; unimem::error for an invalid device,
 /// memory that is not managed, or (policy throw_error) a device that cannot migrate.
 template <class T>
 hint_status set_intent(view<T> v, intent i, location gpu, call_site where = call_site::current()) {
@@ -537,19 +478,27 @@ hint_status set_intent(view<T> v, intent i, call_site where = call_site::current
 /// @brief The range's intent, as the runtime's advice says: map when the whole range has
 /// preferred location host and accessed-by advice for at least one GPU (as a mapped tag,
 /// set_intent() or the same advise() calls leave it), else move.
+/// set_intent() and get_intent() pair as std::set_terminate() and std::get_terminate() do.
 /// @throws unimem::error when the runtime cannot answer (memory that is not managed).
 template <class T>
-[[nodiscard]] intent intent_of(view<T> v, call_site where = call_site::current()) {
+[[nodiscard]] intent get_intent(view<T> v, call_site where = call_site::current()) {
   if (v.empty() || !detail::is_mapped(v.data(), v.size_bytes(), where)) return intent::move;
   bool any_gpu = false;
   detail::for_each_accessor(v.data(), v.size_bytes(), where, [&](int id) { any_gpu |= id >= 0; });
   return any_gpu ? intent::map : intent::move;
 }
+/// @brief get_intent(v).
+/// @deprecated Use get_intent(v), the pair of set_intent().
+template <class T>
+[[deprecated("use unimem::get_intent(v)")]] [[nodiscard]] intent intent_of(
+    view<T> v, call_site where = call_site::current()) {
+  return get_intent(v, where);
+}
 
 /// @brief Makes the range ready for CPU access: once it returns, no GPU is still writing the
 /// range and its pages are on the host (where the device can migrate them). A range that is
-/// mapped (out(c, mapped), set_intent()) is host memory already and does not move: for results
-/// the CPU reads, that is the fastest way back (docs/pitfalls.md).
+/// mapped (out(c, intent::map), set_intent()) is host memory already and does not move: for
+/// results the CPU reads, that is the fastest way back (docs/pitfalls.md).
 ///
 /// - Without a stream (or with the default stream): waits for every GPU that may have work
 ///   (synchronize_all_devices(): a kernel on another GPU, or on a non-blocking stream, may be
@@ -638,10 +587,17 @@ template <class C, detail::if_container<C> = 0>
 hint_status set_intent(const C& c, intent i, call_site where = call_site::current()) {
   return set_intent(c, i, location::device(detail::current_device_id(where)), where);
 }
-/// @brief intent_of(to_view(c)).
+/// @brief get_intent(to_view(c)).
 template <class C, detail::if_container<C> = 0>
-[[nodiscard]] intent intent_of(const C& c, call_site where = call_site::current()) {
-  return intent_of(to_view(c), where);
+[[nodiscard]] intent get_intent(const C& c, call_site where = call_site::current()) {
+  return get_intent(to_view(c), where);
+}
+/// @brief get_intent(c).
+/// @deprecated Use get_intent(c), the pair of set_intent().
+template <class C, detail::if_container<C> = 0>
+[[deprecated("use unimem::get_intent(c)")]] [[nodiscard]] intent intent_of(
+    const C& c, call_site where = call_site::current()) {
+  return get_intent(c, where);
 }
 /// @brief ready_for_host(to_view(c), s).
 template <class C, detail::if_container<C> = 0>

@@ -11,6 +11,7 @@
 #include "device.hpp"
 #include "error.hpp"
 
+#include <string>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -24,8 +25,9 @@ enum class hint_status {
   unsupported,
 };
 
-/// @brief "applied", "empty" or "unsupported".
-inline const char* to_string(hint_status s) noexcept {
+/// @brief "applied", "empty" or "unsupported": a std::string, as std::to_string and
+/// to_string(location) give.
+inline std::string to_string(hint_status s) {
   switch (s) {
     case hint_status::applied: return "applied";
     case hint_status::empty: return "empty";

@@ -30,30 +30,29 @@ struct stream_calls<stream_calls_tag> {
 };
 
 /// The device a stream belongs to: where the stream_ref knows it, else as the runtime says;
-/// unspecified_device for the default stream (it follows the current device) or when the
-/// runtime cannot tell.
+/// no_device for the default stream (it follows the current device) or when the runtime
+/// cannot tell.
 inline int stream_device(stream_ref s, call_site where) {
-  if (s.is_default()) return unspecified_device;
+  if (s.is_default()) return no_device;
   if (s.knows_device()) return s.device_id();
   int id = -1;
   const backend::result r = backend::stream_device(s.get(), &id);
   if (r.code == backend::success) return id;
-  if (r.code == backend::error_not_supported) return unspecified_device;
+  if (r.code == backend::error_not_supported) return no_device;
   throw_error(r, where, "reading the device of a stream");
 }
 
-/// The device work must run on when `asked` (a device the caller named, or
-/// unspecified_device) and stream s are given: the named device (even one that does not
-/// exist: the caller's checks reject it), else the stream's; unspecified_device when neither
-/// says.
+/// The device work must run on when `asked` (a device the caller named, or no_device) and
+/// stream s are given: the named device (even one that does not exist: the caller's checks
+/// reject it), else the stream's; no_device when neither says.
 /// @throws unimem::error when the caller named another device than the stream's.
 UNIMEM_DETAIL_OUTLINE int device_for(int asked, stream_ref s, const char* what, const char* how,
                                      call_site where)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   const int from_stream = stream_device(s, where);
-  if (asked == unspecified_device) return from_stream;
-  if (from_stream != unspecified_device && from_stream != asked) {
+  if (asked == no_device) return from_stream;
+  if (from_stream != no_device && from_stream != asked) {
     fixed_text<256> context("the stream belongs to device ");
     context.append(from_stream).append(" but ").append(how).append(" asks for device ");
     context.append(asked).append(
@@ -80,26 +79,33 @@ UNIMEM_DETAIL_OUTLINE int device_for(int asked, stream_ref s, const char* what, 
 /// @endcode
 class stream {
  public:
-  /// Ordering against the legacy default stream.
-  enum class flags {
+  /// @brief Whether the stream is ordered against the legacy default stream: one choice of
+  /// two (cudaStreamNonBlocking is the one flag of cudaStreamCreateWithFlags).
+  enum class blocking_mode {
     /// Waits for, and is waited for by, the legacy default stream (as cudaStreamCreate).
     blocking,
-    /// Independent of the default stream.
+    /// Independent of the default stream (cudaStreamNonBlocking).
     non_blocking,
   };
+  /// @brief blocking_mode.
+  /// @deprecated Use blocking_mode: a choice of two, not a set of flags.
+  using flags [[deprecated("use unimem::stream::blocking_mode")]] = blocking_mode;
 
   /// @brief A new stream on the current device.
   /// @throws unimem::error when the runtime cannot create it (no GPU, for one).
-  explicit stream(flags f = flags::blocking, call_site where = call_site::current())
+  explicit stream(blocking_mode m = blocking_mode::blocking,
+                  call_site where = call_site::current())
       : device_(detail::current_device_id(where)) {
-    detail::check(detail::backend::stream_create(&handle_, f == flags::non_blocking), where);
+    detail::check(detail::backend::stream_create(&handle_, m == blocking_mode::non_blocking),
+                  where);
   }
   /// @brief A new stream on device d (the current device is left as it was).
-  explicit stream(const device& d, flags f = flags::blocking,
+  explicit stream(const device& d, blocking_mode m = blocking_mode::blocking,
                   call_site where = call_site::current())
-      : device_(d.id()) {
+      : device_(d.device_id()) {
     device_guard g(d, where);
-    detail::check(detail::backend::stream_create(&handle_, f == flags::non_blocking), where);
+    detail::check(detail::backend::stream_create(&handle_, m == blocking_mode::non_blocking),
+                  where);
   }
 
   /// @brief Not copyable: a stream owns its handle.
@@ -108,7 +114,8 @@ class stream {
   stream& operator=(const stream&) = delete;
   /// @brief Takes the other stream's handle and device; the other is left empty.
   stream(stream&& other) noexcept
-      : handle_(std::exchange(other.handle_, nullptr)), device_(std::exchange(other.device_, -1)) {}
+      : handle_(std::exchange(other.handle_, nullptr)),
+        device_(std::exchange(other.device_, no_device)) {}
   /// @brief Destroys this stream, if any, and takes the other's handle and device; the other
   /// is left empty.
   stream& operator=(stream&& other) noexcept {
@@ -156,7 +163,7 @@ class stream {
 
   /// @brief The native handle.
   [[nodiscard]] stream_ref::native_handle_type get() const noexcept { return handle_; }
-  /// @brief The device the stream was created on (-1 for a moved-from stream).
+  /// @brief The device the stream was created on (no_device for a moved-from stream).
   [[nodiscard]] int device_id() const noexcept { return device_; }
   /// @brief False for a moved-from stream.
   [[nodiscard]] explicit operator bool() const noexcept { return handle_ != nullptr; }
@@ -175,13 +182,13 @@ class stream {
 
   /// @brief Gives up ownership: the caller destroys the returned handle.
   [[nodiscard]] stream_ref::native_handle_type release() noexcept {
-    device_ = -1;
+    device_ = no_device;
     return std::exchange(handle_, nullptr);
   }
 
  private:
   stream_ref::native_handle_type handle_ = nullptr;
-  int device_ = -1;
+  int device_ = no_device;
 };
 
 UNIMEM_END_NAMESPACE

@@ -7,14 +7,15 @@
 
 #include "config.hpp"
 #include "detail/backend/handles.hpp"
+#include "location.hpp"
 
 #include <type_traits>
 
 UNIMEM_BEGIN_NAMESPACE
 
-/// @brief The device of a launch or a first touch that names none: launch_config::device's
-/// default (the stream's device where it is known, else the current device).
-inline constexpr int unspecified_device = -2147483647 - 1;
+/// @brief no_device.
+/// @deprecated Use no_device: one constant, one value, for every device id that names none.
+[[deprecated("use unimem::no_device")]] inline constexpr int unspecified_device = no_device;
 
 namespace detail {
 /// The tag under which stream.hpp defines the runtime calls of stream_ref.
@@ -52,9 +53,11 @@ class stream_ref {
   /// @brief True for the default stream.
   [[nodiscard]] constexpr bool is_default() const noexcept { return handle_ == nullptr; }
   /// @brief The device the stream belongs to, when this reference knows it (a unimem::stream,
-  /// or a handle wrapped with its device); -1 otherwise. The default stream has none: it
-  /// belongs to whichever device is current.
-  [[nodiscard]] constexpr int device_id() const noexcept { return device_ < 0 ? -1 : device_; }
+  /// or a handle wrapped with its device); no_device otherwise. The default stream has none:
+  /// it belongs to whichever device is current.
+  [[nodiscard]] constexpr int device_id() const noexcept {
+    return device_ < 0 ? no_device : device_;
+  }
   /// @brief True when device_id() names the stream's device.
   [[nodiscard]] constexpr bool knows_device() const noexcept { return device_ >= 0; }
 
@@ -96,7 +99,7 @@ class stream_ref {
 
  private:
   native_handle_type handle_ = nullptr;
-  int device_ = -1;
+  int device_ = no_device;
 };
 
 /// @brief The default stream.

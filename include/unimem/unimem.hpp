@@ -18,7 +18,6 @@
 #include "launch_config.hpp"
 #include "location.hpp"
 #include "stream_ref.hpp"
-#include "text.hpp"
 #include "version.hpp"
 #include "view.hpp"
 
@@ -39,5 +38,6 @@
 
 // Kernels.
 #include "launch.hpp"
+#include "occupancy.hpp"
 #include "reduce.hpp"
 #include "warp.hpp"

@@ -65,10 +65,10 @@ class view {
   UNIMEM_HOST_DEVICE constexpr T* end() const noexcept { return data_ + size_; }
 
   /// @brief Elements [offset, offset + count) (host only).
-  /// @throws unimem::argument_error when the range does not lie inside the view.
+  /// @throws unimem::out_of_range when the range does not lie inside the view.
   view subview(size_type offset, size_type count) const {
     if (offset > size_ || count > size_ - offset) {
-      throw argument_error("unimem::view::subview: [")
+      detail::throw_refused<out_of_range>(detail::refusal("unimem::view::subview: [")
           .append(offset)
           .append(", ")
           .append(offset)
@@ -76,12 +76,12 @@ class view {
           .append(count)
           .append(") is outside a view of ")
           .append(size_)
-          .append(" elements");
+          .append(" elements"));
     }
     return view(data_ + offset, count);
   }
   /// @brief Elements [offset, size()) (host only).
-  /// @throws unimem::argument_error when offset > size().
+  /// @throws unimem::out_of_range when offset > size().
   view subview(size_type offset) const {
     if (offset > size_) return subview(offset, 0);
     return subview(offset, size_ - offset);

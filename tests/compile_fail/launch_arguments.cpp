@@ -23,6 +23,10 @@ int main() {
   unimem::launch(takes_floats, cfg, f.view(), f, 0);
   unimem::launch(takes_int, cfg, 3u);
   unimem::launch(takes_bool, cfg, f.size() != 0);
+  unimem::device_buffer<float> d;  // tags over device memory: nothing to place, accepted
+  const unimem::device_buffer<float>& cd = d;
+  unimem::launch(takes_floats, cfg, unimem::out(d), unimem::in(cd), 0);
+  unimem::launch(takes_floats, cfg, unimem::inout(d, unimem::intent::map), unimem::in(d), 0);
 #elif UNIMEM_CASE == 1  // wrong element type
   unimem::launch(takes_floats, cfg, i, f, 0);
 #elif UNIMEM_CASE == 2  // const buffer to a non-const pointer
@@ -40,9 +44,12 @@ int main() {
 #elif UNIMEM_CASE == 8  // a std::vector: host memory the GPU cannot reach
   std::vector<float> host(4);
   unimem::launch(takes_floats, cfg, host, f, 4);
-#elif UNIMEM_CASE == 9  // an access tag on device memory, which never moves
-  unimem::device_buffer<float> d(4);
-  unimem::launch(takes_floats, cfg, f, unimem::in(d), 4);
+#elif UNIMEM_CASE == 9  // an access tag on pinned memory, which never moves
+  unimem::pinned_buffer<float> p;
+  unimem::launch(takes_floats, cfg, f, unimem::in(p), 4);
+#elif UNIMEM_CASE == 10  // a tag over a device buffer is still checked: const for a writable pointer
+  unimem::device_buffer<float> d;
+  unimem::launch(takes_floats, cfg, unimem::in(d), f, 0);
 #endif
   (void)i;
   return 0;

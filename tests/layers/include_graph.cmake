@@ -8,12 +8,14 @@
 # Compile time (docs/architecture.md, "Compile time"): a header may include only the light
 # standard headers below (cuda_runtime.h brings most of them anyway); the heavy ones each cost a
 # small CUDA translation unit 5-50 % more compile time and are allowed only where named here,
-# and the umbrella header reaches none of them (allocator.hpp and memory_resource.hpp, which
-# need <vector> and the pmr headers, are left out of it).
+# and the umbrella header reaches none of them but <string> and <vector>, which the translation
+# units users have include anyway (issue 25; allocator.hpp and memory_resource.hpp, which need
+# the pmr headers, are left out of it).
 # Usage: cmake -DINCLUDE_DIR=<repo>/include -P include_graph.cmake
 cmake_minimum_required(VERSION 3.16)
-set(_vocabulary config.hpp version.hpp argument_error.hpp text.hpp view.hpp location.hpp stream_ref.hpp
-    launch_config.hpp kernel_argument.hpp access.hpp detail/backend/handles.hpp)
+set(_vocabulary config.hpp version.hpp argument_error.hpp view.hpp location.hpp stream_ref.hpp
+    launch_config.hpp kernel_argument.hpp access.hpp detail/backend/handles.hpp
+    detail/fixed_text.hpp)
 
 function(_layer rel out)
   if(rel IN_LIST _vocabulary)
@@ -33,7 +35,16 @@ set(_allowed_allocator.hpp vector)                              # managed_vector
 set(_allowed_memory_resource.hpp memory_resource mutex unordered_map)  # the pmr resources
 set(_allowed_detail/atomic.hpp atomic)     # only for compilers without the __atomic builtins
 set(_allowed_detail/backend/fault.hpp atomic)  # only in unimem's fault-injection test build
-set(_umbrella_may_reach ${_light})
+# Standard types at the edges (issue 25): report() and the versions are std::string,
+# to_string(location) too; devices() and accessed_by() are std::vector.
+set(_allowed_device.hpp string vector)
+set(_allowed_placement.hpp string vector)
+set(_allowed_placement_policy.hpp string)  # to_string(hint_status), a std::string (issue 25)
+# Errors in the standard hierarchy (issue 25): std::runtime_error, std::length_error, ...
+set(_allowed_error.hpp stdexcept)
+set(_allowed_argument_error.hpp stdexcept)
+set(_allowed_mpi.hpp stdexcept)
+set(_umbrella_may_reach ${_light} string vector stdexcept)
 
 set(_root "${INCLUDE_DIR}/unimem")
 file(GLOB_RECURSE _headers RELATIVE "${_root}" "${_root}/*.hpp")

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -75,6 +76,12 @@ std::vector<int> pattern(std::size_t n, int seed) {
 }
 
 // ---- the decisions, as pure functions ----
+
+// A failed MPI call is a unimem::error (one catch clause for MPI and the GPU runtime) and a
+// std::runtime_error; a refused argument is a unimem::argument_error and std::invalid_argument.
+static_assert(std::is_base_of<unimem::error, unimem::mpi::error>::value, "");
+static_assert(std::is_base_of<std::runtime_error, unimem::mpi::error>::value, "");
+static_assert(std::is_nothrow_copy_constructible<unimem::mpi::error>::value, "");
 
 TEST(MpiPlan, PathsByMemoryAwarenessAndPolicy) {
   using unimem::mpi::choose_path;
@@ -176,6 +183,7 @@ TEST(MpiPlan, SettingsAndAwarenessFromTheEnvironment) {
   unimem::mpi::settings bad;
   bad.chunk_bytes = 1000;
   EXPECT_THROW(unimem::mpi::configure(bad), unimem::argument_error);
+  EXPECT_THROW(unimem::mpi::configure(bad), std::invalid_argument);
 
   ASSERT_EQ(setenv("UNIMEM_MPI_GPU_AWARE", "1", 1), 0);
   auto a = unimem::mpi::query_gpu_awareness();
@@ -276,6 +284,10 @@ TEST(MpiHost, ASizeMismatchOfAChunkedMessageIsAnErrorNotCorruption) {
       EXPECT_NE(std::string(e.what()).find("the message has 2000 elements"), std::string::npos)
           << e.what();
       EXPECT_EQ(e.error_class(), MPI_ERR_TRUNCATE);
+      const unimem::error& u = e;  // the same object through unimem's interface
+      EXPECT_STREQ(u.what(), e.what());
+      EXPECT_NE(std::string(u.file()).find("test_mpi.cpp"), std::string::npos) << u.file();
+      EXPECT_FALSE(u.sticky());
     }
     // A small range receives the next chunked message's header: named, not taken as data.
     std::vector<int> small_range(100);
@@ -544,7 +556,7 @@ TEST(MpiGpu, EveryPairOfKindsExchanges) {
 TEST(MpiGpu, WithoutAStreamEveryGpusWorkIsDoneFirst) {
   UNIMEM_MPI_REQUIRE_GPU();
   const std::size_t n = 1 << 16;
-  unimem::stream busy(unimem::stream::flags::non_blocking);
+  unimem::stream busy(unimem::stream::blocking_mode::non_blocking);
   unimem::device_buffer<int> d(n);
   unimem::pinned_buffer<int> p(n);
   // A slow kernel on a non-blocking stream writes the buffers; send() without a stream must
@@ -566,7 +578,7 @@ TEST(MpiGpu, AllreduceOverDeviceAndManagedMemory) {
   const std::size_t n = 1 << 20;
   unimem::stream s;
   unimem::managed_buffer<double> m(n, 1.0 + rank());
-  unimem::prefetch(m, unimem::location::device(unimem::device::current().id()), s);
+  unimem::prefetch(m, unimem::location::device(unimem::device::current().device_id()), s);
   unimem::mpi::allreduce(m, MPI_SUM, MPI_COMM_WORLD, s);
   EXPECT_EQ(m[n - 1], 3.0);
   unimem::device_buffer<double> d(n), r(n);

@@ -28,8 +28,7 @@ int main() {
   const long sum = std::accumulate(b.begin(), b.end(), 0L);
   const unimem::device d = unimem::device::current();
   d.synchronize();
-  const bool ok = sum == 500500L && !d.name().empty() && d.warp_size() >= 32;
-  std::printf("%s: sum %ld on %s (%s)\n", ok ? "OK" : "FAILED", sum, d.name().c_str(),
-              d.architecture().c_str());
+  const bool ok = sum == 500500L && d.name()[0] != '\0' && d.warp_size() >= 32;
+  std::printf("%s: sum %ld on %s (%s)\n", ok ? "OK" : "FAILED", sum, d.name(), d.architecture());
   return ok ? 0 : 1;
 }

@@ -28,7 +28,7 @@ void lib_a_launch_in(shared_buffer& x, unimem::stream& s) {
                  static_cast<float*>(nullptr));
 }
 
-void lib_a_map_view(shared_buffer& x) { (void)unimem::set_intent(x.view(), unimem::mapped); }
+void lib_a_map_view(shared_buffer& x) { (void)unimem::set_intent(x.view(), unimem::intent::map); }
 
 void lib_a_ready_view(shared_buffer& x, unimem::stream& s) {
   (void)unimem::ready_for_host(x.view().subview(0, x.size() / 2), s);

@@ -27,4 +27,4 @@ void lib_b_launch_in(shared_buffer& x, unimem::stream& s) {
                  static_cast<float*>(nullptr));
 }
 
-unimem::intent lib_b_intent_of(const shared_buffer& x) { return unimem::intent_of(x); }
+unimem::intent lib_b_get_intent(const shared_buffer& x) { return unimem::get_intent(x); }

@@ -25,4 +25,4 @@ SHARED_LIBS_EXPORT void lib_a_ready_view(shared_buffer& x, unimem::stream& s);
 // Library B: tagged launches that overwrite or read the buffer, and intent queries.
 SHARED_LIBS_EXPORT void lib_b_launch_out(shared_buffer& x, float value, unimem::stream& s);
 SHARED_LIBS_EXPORT void lib_b_launch_in(shared_buffer& x, unimem::stream& s);
-SHARED_LIBS_EXPORT unimem::intent lib_b_intent_of(const shared_buffer& x);
+SHARED_LIBS_EXPORT unimem::intent lib_b_get_intent(const shared_buffer& x);

@@ -40,8 +40,9 @@ TEST(SharedLibrariesGpu, APlacementInOneLibraryHoldsInTheOther) {
     lib_a_launch_in(x, s);  // A places x on the GPU and records it in x
     s.synchronize();
     // Behind both libraries' backs, with no page fault: x's pages go to the host.
-    unimem::detail::check(unimem::detail::backend::prefetch(x.data(), x.bytes(), host, s.get()),
-                          {__FILE__, __LINE__});
+    unimem::detail::check(
+        unimem::detail::backend::prefetch(x.data(), x.size_bytes(), host, s.get()),
+        {__FILE__, __LINE__});
     s.synchronize();
     lib_b_launch_in(x, s);  // B reads A's record in x: already placed, nothing to do
     s.synchronize();
@@ -71,11 +72,11 @@ TEST(SharedLibrariesGpu, AnIntentSetInOneLibraryIsFollowedByTheOther) {
   lib_b_launch_in(x, s);
   s.synchronize();
   lib_a_map_view(x);  // A maps x through a view: advice in the runtime, nothing in a table
-  EXPECT_EQ(lib_b_intent_of(x), unimem::intent::map);
+  EXPECT_EQ(lib_b_get_intent(x), unimem::intent::map);
   lib_b_launch_in(x, s);  // B's plain tag follows the intent: x stays in host memory
   s.synchronize();
   EXPECT_EQ(x.preferred_location(), unimem::location::host());
-  EXPECT_TRUE(x.accessed_by().contains(unimem::location::device(0)));
+  EXPECT_TRUE(unimem_test::lists(x.accessed_by(), unimem::location::device(0)));
   lib_b_launch_out(x, 5.0f, s);
   s.synchronize();
   EXPECT_EQ(count_not(x, 5.0f), 0u);

@@ -4,13 +4,13 @@
 # the mapped-range and read-mostly tables and the transfer engine's stream pool were, and
 # split across libraries). Each object found must be one of these, named with why a private
 # copy per library is harmless:
-#   property_cache / cached_properties   per-device properties that cannot change (any copy is right)
+#   property_cache / overflow_cache      per-device properties that cannot change (any copy is right)
 #   unsupported_policy_state             the unsupported-hint policy (a setting, per library)
 #   migration_overrides                  a test hook (per library)
 #   fault_on_purpose()::page             the page unimem faults on (any page will do)
 #   cuda_driver::...                     driver entry points looked up once (the same in every copy)
 # Usage: cmake -DNM=<nm> -DLIBRARIES=<a.so;b.so> -P static_state.cmake
-set(_allowed "property_cache\\(\\)::slots" "cached_properties\\(.*\\)::uncached"
+set(_allowed "property_cache\\(\\)::slots" "overflow_cache\\(\\)::head"
              "unsupported_policy_state\\(\\)::state" "migration_overrides\\(\\)::values"
              "fault_on_purpose\\(\\)::page" "backend::cuda_driver::")
 set(_problems "")

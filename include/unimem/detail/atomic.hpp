@@ -20,8 +20,8 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 
-/// A value read and written atomically: acquire loads, release stores, and one
-/// compare-and-exchange (acquire-release). T is an integer or a pointer.
+/// A value read and written atomically: acquire loads, release stores, one
+/// compare-and-exchange and fetch_add (acquire-release). T is an integer or a pointer.
 template <class T>
 class atomic_cell {
   static_assert(std::is_integral<T>::value || std::is_pointer<T>::value,
@@ -41,6 +41,8 @@ class atomic_cell {
     return value_.compare_exchange_strong(expected, desired, std::memory_order_acq_rel,
                                           std::memory_order_acquire);
   }
+  /// Adds `d` (acquire-release); returns the value before.
+  T fetch_add(T d) noexcept { return value_.fetch_add(d, std::memory_order_acq_rel); }
 
  private:
   std::atomic<T> value_;
@@ -52,6 +54,8 @@ class atomic_cell {
     return __atomic_compare_exchange_n(&value_, &expected, desired, false, __ATOMIC_ACQ_REL,
                                        __ATOMIC_ACQUIRE);
   }
+  /// Adds `d` (acquire-release); returns the value before.
+  T fetch_add(T d) noexcept { return __atomic_fetch_add(&value_, d, __ATOMIC_ACQ_REL); }
 
  private:
   T value_;

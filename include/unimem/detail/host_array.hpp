@@ -22,12 +22,12 @@ namespace detail {
                                                                               std::size_t size)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  throw argument_error("unimem::")
+  throw_refused<out_of_range>(refusal("unimem::")
       .append(buffer)
       .append("::at(")
       .append(i)
       .append("): out of range, size is ")
-      .append(size);
+      .append(size));
 }
 #else
     ;
@@ -57,7 +57,7 @@ class host_array {
                   "buffer(n) value-initialises: T needs a default constructor; use "
                   "buffer(n, unimem::uninitialized) or buffer(n, value)");
     if constexpr (std::is_trivially_default_constructible<T>::value) {
-      if (!empty()) std::memset(static_cast<void*>(data()), 0, bytes());  // value-init is zero-init
+      if (!empty()) std::memset(static_cast<void*>(data()), 0, size_bytes());  // value-init is zero-init
     } else {
       for (T* p = begin(); p != end(); ++p) ::new (static_cast<void*>(p)) T();
     }
@@ -81,12 +81,17 @@ class host_array {
     } else {
       const gathered<T> values(first, last, Kind::buffer_name);
       storage(values.size(), Kind::buffer_name, where).swap(storage_);
-      if (values.size() != 0) std::memcpy(data(), values.data(), bytes());
+      if (values.size() != 0) std::memcpy(data(), values.data(), size_bytes());
     }
   }
 
   [[nodiscard]] size_type size() const noexcept { return storage_.size(); }
-  [[nodiscard]] size_type bytes() const noexcept { return size() * sizeof(T); }
+  /// @brief size() * sizeof(T), as std::span::size_bytes().
+  [[nodiscard]] size_type size_bytes() const noexcept { return size() * sizeof(T); }
+  /// @deprecated Use size_bytes() (std::span's name, and view's).
+  [[deprecated("use size_bytes()")]] [[nodiscard]] size_type bytes() const noexcept {
+    return size_bytes();
+  }
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
   [[nodiscard]] static constexpr size_type max_size() noexcept { return max_elements<T>(); }
 
@@ -96,7 +101,7 @@ class host_array {
   /// @brief Unchecked host access. Wait for kernels that write the buffer first.
   T& operator[](size_type i) noexcept { return data()[i]; }
   const T& operator[](size_type i) const noexcept { return data()[i]; }
-  /// @brief Checked host access. @throws unimem::argument_error outside the buffer
+  /// @brief Checked host access. @throws unimem::out_of_range outside the buffer
   T& at(size_type i) { return data()[checked(i)]; }
   const T& at(size_type i) const { return data()[checked(i)]; }
   T& front() noexcept { return data()[0]; }
@@ -111,10 +116,15 @@ class host_array {
   const_iterator cbegin() const noexcept { return data(); }
   const_iterator cend() const noexcept { return data() + size(); }
 
-  /// @brief A view for kernels and free functions.
+  /// @brief A view for kernels and free functions; a const buffer gives a view of const
+  /// elements.
   [[nodiscard]] unimem::view<T> view() noexcept { return {data(), size()}; }
   [[nodiscard]] unimem::view<const T> view() const noexcept { return {data(), size()}; }
-  [[nodiscard]] unimem::view<const T> cview() const noexcept { return {data(), size()}; }
+  /// @deprecated Use std::as_const(b).view() (or view() of a const buffer).
+  [[deprecated("use std::as_const(b).view()")]] [[nodiscard]] unimem::view<const T> cview()
+      const noexcept {
+    return view();
+  }
 
   void swap(host_array& other) noexcept { storage_.swap(other.storage_); }
 

@@ -36,7 +36,7 @@ namespace detail {
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   const std::size_t max = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
-  throw argument_error("unimem::")
+  throw_refused<length_error>(refusal("unimem::")
       .append(what)
       .append(": ")
       .append(n)
@@ -46,7 +46,7 @@ namespace detail {
       .append(max)
       .append(" bytes (max_size() = ")
       .append(max / element_size)
-      .append(")");
+      .append(")"));
 }
 #else
     ;
@@ -76,7 +76,7 @@ class owned_array {
  public:
   owned_array() noexcept = default;
 
-  /// @throws unimem::argument_error when n elements do not fit (before any runtime call).
+  /// @throws unimem::length_error when n elements do not fit (before any runtime call).
   /// @throws unimem::error when the runtime cannot allocate.
   template <class Allocate>
   owned_array(std::size_t n, const char* what, call_site where, Allocate&& allocate) {
@@ -142,7 +142,7 @@ struct has_distance<It, std::void_t<decltype(std::declval<const It&>() - std::de
 template <class It>
 std::size_t range_length(const It& first, const It& last, const char* what) {
   const auto n = last - first;
-  if (n < 0) throw argument_error("unimem::").append(what).append(": last comes before first");
+  if (n < 0) throw_refused<invalid_argument>(refusal("unimem::").append(what).append(": last comes before first"));
   return static_cast<std::size_t>(n);
 }
 

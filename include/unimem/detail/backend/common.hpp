@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "../../text.hpp"
+#include "../fixed_text.hpp"
 #include "fault.hpp"
 #include "handles.hpp"
 
@@ -65,6 +65,8 @@ enum class device_attribute {
   concurrent_managed_access,
   pageable_memory_access,
   compute_mode,  // 0 default, 1 exclusive (thread), 2 prohibited, 3 exclusive process
+  memory_clock_khz,       // the peak memory clock in kHz
+  memory_bus_width_bits,  // the global memory bus width in bits
 };
 
 /// What one properties query returns.
@@ -93,9 +95,13 @@ inline void sm_name(char (&out)[N], int major, int minor) noexcept {
   t.append("sm_").append(major).append(minor);
   copy_name(out, t.c_str());
 }
+/// A version number as text, e.g. "13.0" or "6.2.41133" (no allocation).
+using version_text = fixed_text<48>;
 /// Formats a version number: "major.minor" from CUDA's major * 1000 + minor * 10.
-inline text cuda_version_string(int v) {
-  return text().append(v / 1000).append(".").append(v % 1000 / 10);
+inline version_text cuda_version_string(int v) noexcept {
+  version_text t;
+  t.append(v / 1000).append(".").append(v % 1000 / 10);
+  return t;
 }
 
 /// A three-component extent in the layout of the runtimes' dim3.

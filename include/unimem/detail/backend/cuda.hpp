@@ -30,6 +30,7 @@ constexpr status error_invalid_value = cudaErrorInvalidValue;
 constexpr status error_not_supported = cudaErrorNotSupported;
 constexpr status error_out_of_memory = cudaErrorMemoryAllocation;
 constexpr status error_not_ready = cudaErrorNotReady;
+constexpr status error_unknown = cudaErrorUnknown;
 
 inline const char* name() noexcept { return "CUDA"; }
 /// What report() puts before the runtime's version: the runtime underneath, where it is not the
@@ -93,6 +94,9 @@ inline result get_attribute(int* value, device_attribute a, int id) noexcept {
       native = cudaDevAttrPageableMemoryAccess;
       break;
     case device_attribute::compute_mode: native = cudaDevAttrComputeMode; break;
+    // Attributes, not cudaDeviceProp fields: CUDA 13 removed cudaDeviceProp::memoryClockRate.
+    case device_attribute::memory_clock_khz: native = cudaDevAttrMemoryClockRate; break;
+    case device_attribute::memory_bus_width_bits: native = cudaDevAttrGlobalMemoryBusWidth; break;
   }
   return UNIMEM_DETAIL_NATIVE(cudaDeviceGetAttribute(value, native, id));
 }
@@ -131,9 +135,9 @@ inline result driver_version(int* v) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaDriverGetVersion(v));
 }
 /// Formats a version number as the runtime reports it: major * 1000 + minor * 10.
-inline text version_string(int v) { return cuda_version_string(v); }
+inline version_text version_string(int v) noexcept { return cuda_version_string(v); }
 /// The version of the headers this translation unit was compiled against.
-inline text compiled_version() { return version_string(CUDART_VERSION); }
+inline version_text compiled_version() noexcept { return version_string(CUDART_VERSION); }
 /// The runtime library's version as this build links it, for when the runtime cannot be asked
 /// (CUDA 11 answers cudaRuntimeGetVersion only with a driver and a GPU).
 inline int linked_runtime_version() noexcept { return CUDART_VERSION; }
@@ -153,6 +157,26 @@ inline result launch_kernel(const void* kernel, extent3 grid, extent3 block, voi
   return UNIMEM_DETAIL_NATIVE(cudaLaunchKernel(kernel, dim3(grid.x, grid.y, grid.z),
                                                dim3(block.x, block.y, block.z), args,
                                                shared_bytes, stream));
+}
+
+/// The runtime's occupancy calculator for `kernel` (a __global__ function pointer) on the
+/// current device: the block size of the highest occupancy (at most block_limit threads; 0: no
+/// limit) with shared_bytes of dynamic shared memory per block, and the fewest blocks that
+/// reach it on every multiprocessor. cudaOccupancyMaxPotentialBlockSize is a template of
+/// cuda_runtime.h, which only translation units compiled as CUDA include.
+template <class Kernel>
+result max_potential_block_size(int* min_grid, int* block, Kernel kernel,
+                                std::size_t shared_bytes, int block_limit) noexcept {
+#if defined(__CUDACC__)
+  return UNIMEM_DETAIL_NATIVE(
+      cudaOccupancyMaxPotentialBlockSize(min_grid, block, kernel, shared_bytes, block_limit));
+#else
+  static_assert(sizeof(Kernel) == 0,
+                "unimem::max_potential_block_size needs the CUDA compiler: compile this file as "
+                "CUDA (nvcc; unimem_gpu_target() in CMake)");
+  (void)min_grid, (void)block, (void)kernel, (void)shared_bytes, (void)block_limit;
+  return {cudaErrorNotSupported, "cudaOccupancyMaxPotentialBlockSize"};
+#endif
 }
 
 inline result stream_synchronize(stream_handle s) noexcept {

@@ -43,6 +43,7 @@ constexpr status error_invalid_value = hipErrorInvalidValue;
 constexpr status error_not_supported = hipErrorNotSupported;
 constexpr status error_out_of_memory = hipErrorOutOfMemory;
 constexpr status error_not_ready = hipErrorNotReady;
+constexpr status error_unknown = hipErrorUnknown;
 
 #if defined(UNIMEM_DETAIL_HIP_AMD)
 inline const char* name() noexcept { return "HIP (AMD)"; }
@@ -111,6 +112,8 @@ inline result get_attribute(int* value, device_attribute a, int id) noexcept {
       native = hipDeviceAttributePageableMemoryAccess;
       break;
     case device_attribute::compute_mode: native = hipDeviceAttributeComputeMode; break;
+    case device_attribute::memory_clock_khz: native = hipDeviceAttributeMemoryClockRate; break;
+    case device_attribute::memory_bus_width_bits: native = hipDeviceAttributeMemoryBusWidth; break;
   }
   return UNIMEM_DETAIL_NATIVE(hipDeviceGetAttribute(value, native, id));
 }
@@ -159,20 +162,23 @@ inline result runtime_version(int* v) noexcept {
 }
 inline result driver_version(int* v) noexcept { return UNIMEM_DETAIL_NATIVE(hipDriverGetVersion(v)); }
 /// Formats a version number as the runtime reports it.
-inline text version_string(int v) {
+inline version_text version_string(int v) noexcept {
 #if defined(UNIMEM_DETAIL_HIP_AMD)
   // HIP_VERSION layout: major * 10'000'000 + minor * 100'000 + patch.
-  return text().append(v / 10000000).append(".").append(v / 100000 % 100).append(".").append(
-      v % 100000);
+  version_text t;
+  t.append(v / 10000000).append(".").append(v / 100000 % 100).append(".").append(v % 100000);
+  return t;
 #else
   // On NVIDIA the CUDA layout: major * 1000 + minor * 10.
   return cuda_version_string(v);
 #endif
 }
 /// The version of the headers this translation unit was compiled against.
-inline text compiled_version() {
-  return text().append(HIP_VERSION_MAJOR).append(".").append(HIP_VERSION_MINOR).append(".").append(
+inline version_text compiled_version() noexcept {
+  version_text t;
+  t.append(HIP_VERSION_MAJOR).append(".").append(HIP_VERSION_MINOR).append(".").append(
       HIP_VERSION_PATCH);
+  return t;
 }
 /// The runtime library's version as this build links it, for when the runtime cannot be asked
 /// (on NVIDIA the CUDA runtime underneath, which answers only with a driver and a GPU).
@@ -209,6 +215,30 @@ inline result launch_kernel(const void* kernel, extent3 grid, extent3 block, voi
   return UNIMEM_DETAIL_NATIVE(hipLaunchKernel(kernel, dim3(grid.x, grid.y, grid.z),
                                               dim3(block.x, block.y, block.z), args, shared_bytes,
                                               stream));
+}
+
+/// The runtime's occupancy calculator for `kernel` (a __global__ function pointer) on the
+/// current device: the block size of the highest occupancy (at most block_limit threads; 0: no
+/// limit) with shared_bytes of dynamic shared memory per block, and the fewest blocks that
+/// reach it on every multiprocessor. On AMD the runtime's own function (what hipcc's template
+/// calls); on NVIDIA the template over cudaOccupancyMaxPotentialBlockSize, which only
+/// translation units compiled as HIP/CUDA have.
+template <class Kernel>
+result max_potential_block_size(int* min_grid, int* block, Kernel kernel,
+                                std::size_t shared_bytes, int block_limit) noexcept {
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  return UNIMEM_DETAIL_NATIVE(hipOccupancyMaxPotentialBlockSize(
+      min_grid, block, reinterpret_cast<const void*>(kernel), shared_bytes, block_limit));
+#elif defined(__CUDACC__)
+  return UNIMEM_DETAIL_NATIVE(
+      hipOccupancyMaxPotentialBlockSize(min_grid, block, kernel, shared_bytes, block_limit));
+#else
+  static_assert(sizeof(Kernel) == 0,
+                "unimem::max_potential_block_size needs the kernel compiler on NVIDIA: compile "
+                "this file with hipcc (unimem_gpu_target() in CMake)");
+  (void)min_grid, (void)block, (void)kernel, (void)shared_bytes, (void)block_limit;
+  return {hipErrorNotSupported, "hipOccupancyMaxPotentialBlockSize"};
+#endif
 }
 
 inline result stream_synchronize(stream_handle s) noexcept {

@@ -1,0 +1,108 @@
+// unimem: fixed_text, the fixed-capacity message unimem's exceptions and messages are composed
+// in without allocating, and decimal, an integer's digits. Runtime-free; needs no <string>.
+#pragma once
+
+#include "../config.hpp"
+
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+UNIMEM_BEGIN_NAMESPACE
+
+namespace detail {
+
+/// The integers the message builders write in decimal (bool and char are not numbers there).
+template <class T>
+constexpr bool decimal_integer_v = std::is_integral<T>::value && !std::is_same<T, bool>::value &&
+                                   !std::is_same<T, char>::value;
+
+/// Writes v (negated when `negative`) in decimal, NUL-terminated, into digits[24]. Out of line:
+/// messages and reports are cold paths, and one copy per program compiles faster than one per
+/// call site.
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void format_decimal(char* digits, bool negative,
+                                                                 unsigned long long v) noexcept
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
+  char reversed[24];
+  std::size_t n = 0;
+  do {
+    reversed[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  std::size_t k = 0;
+  if (negative) digits[k++] = '-';
+  while (n != 0) digits[k++] = reversed[--n];
+  digits[k] = '\0';
+}
+#else
+    ;
+#endif
+
+/// The decimal digits of an integer, NUL-terminated (no allocation).
+struct decimal {
+  char digits[24];
+
+  template <class Integer, std::enable_if_t<std::is_integral<Integer>::value, int> = 0>
+  explicit decimal(Integer value) noexcept {
+    if constexpr (std::is_signed<Integer>::value) {
+      format_decimal(digits, value < 0,
+                     value < 0 ? 0ull - static_cast<unsigned long long>(value)
+                               : static_cast<unsigned long long>(value));
+    } else {
+      format_decimal(digits, false, static_cast<unsigned long long>(value));
+    }
+  }
+  const char* c_str() const noexcept { return digits; }
+};
+
+/// Appends the C string s to the `length` characters at out, keeping at most capacity - 1 and
+/// the terminating zero. One out-of-line copy serves every fixed_text<N>.
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void append_cut(char* out, std::size_t& length,
+                                                             std::size_t capacity,
+                                                             const char* s) noexcept
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
+  while (s != nullptr && *s != '\0' && length + 1 < capacity) out[length++] = *s++;
+  out[length] = '\0';
+}
+#else
+    ;
+#endif
+
+/// A message of at most N - 1 characters built without allocating (exceptions carry one, so
+/// that copying them never throws); longer text is cut.
+template <std::size_t N>
+class fixed_text {
+ public:
+  fixed_text() noexcept = default;
+  explicit fixed_text(const char* s) noexcept { append(s); }
+
+  fixed_text& append(const char* s) noexcept {
+    append_cut(text_, length_, N, s);
+    return *this;
+  }
+  template <class Integer, std::enable_if_t<decimal_integer_v<Integer>, int> = 0>
+  fixed_text& append(Integer v) noexcept {
+    return append(decimal(v).c_str());
+  }
+  /// Appends anything with c_str() (text, another fixed_text).
+  template <class Text, class = decltype(std::declval<const Text&>().c_str())>
+  fixed_text& append(const Text& t) noexcept {
+    return append(static_cast<const char*>(t.c_str()));
+  }
+
+  const char* c_str() const noexcept { return text_; }
+  std::size_t size() const noexcept { return length_; }
+  bool empty() const noexcept { return length_ == 0; }
+  static constexpr std::size_t capacity = N;
+
+ private:
+  char text_[N] = {};
+  std::size_t length_ = 0;
+};
+
+}  // namespace detail
+
+UNIMEM_END_NAMESPACE

@@ -488,7 +488,7 @@ int run(int rank, int ranks, int argc, char** argv) {
   char host[MPI_MAX_PROCESSOR_NAME] = {};
   int host_length = 0;
   MPI_Get_processor_name(host, &host_length);
-  std::snprintf(line, sizeof line, "  rank %d: GPU %d, %.96s, on %s", rank, gpu->device_id(),
+  std::snprintf(line, sizeof line, "  rank %d: GPU %d, %.96s, on %.96s", rank, gpu->device_id(),
                 gpu->name(), host);
   std::vector<char> lines(rank == 0 ? sizeof line * static_cast<std::size_t>(ranks) : 0);
   MPI_Gather(line, sizeof line, MPI_CHAR, lines.data(), sizeof line, MPI_CHAR, 0, world);

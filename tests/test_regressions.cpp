@@ -28,6 +28,16 @@ void* operator new(std::size_t n) {
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
+// The nothrow form as the standard's default is (it calls the one above), replaced too so that
+// every allocation unimem makes goes through the countdown, and so that AddressSanitizer, which
+// intercepts the nothrow form itself, does not pair its allocation with the free() below.
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return ::operator new(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
 // GCC sees free() of a pointer from operator new; here operator new is malloc. Out of line:
 // inlined into a caller's new/delete pair, GCC 11 warns there, outside this pragma.
 #if defined(__GNUC__) && !defined(__clang__)

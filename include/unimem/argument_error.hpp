@@ -40,7 +40,9 @@ class argument_error {
 
  protected:
   argument_error() noexcept = default;
+  /// @brief Copyable, as exceptions must be (the derived std classes copy their parts).
   argument_error(const argument_error&) noexcept = default;
+  /// @brief Copy assignment, as the std exception classes have.
   argument_error& operator=(const argument_error&) noexcept = default;
   virtual ~argument_error() = default;
 };

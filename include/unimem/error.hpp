@@ -22,13 +22,13 @@ UNIMEM_BEGIN_NAMESPACE
 using native_status = detail::backend::status;
 
 namespace detail {
-/// Writes unimem::error's message (see the class) into `out`.
-UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void compose_error_message(
-    fixed_text<1024>& out, native_status code, const char* call, const char* file, int line,
-    const char* context, bool no_gpu) noexcept
+/// unimem::error's message (see the class), at most 1023 characters.
+UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE fixed_text<1024> error_message(
+    native_status code, const char* call, const char* file, int line, const char* context,
+    bool no_gpu) noexcept
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  out.append("unimem: ");
+  fixed_text<1024> out("unimem: ");
   if (no_gpu) out.append("no GPU was found (device_count() == 0): ");
   out.append(call).append(" failed: ");
   const char* name = detail::backend::error_name(code);
@@ -45,18 +45,11 @@ UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void compose_error_message(
         "; this error is sticky: the GPU context is unusable and every later call fails the "
         "same way; restart the process");
   }
+  return out;
 }
 #else
     ;
 #endif
-
-/// unimem::error's message (see the class), at most 1023 characters.
-inline fixed_text<1024> error_message(native_status code, const char* call, const char* file,
-                                      int line, const char* context, bool no_gpu) noexcept {
-  fixed_text<1024> out;
-  compose_error_message(out, code, call, file, line, context, no_gpu);
-  return out;
-}
 }  // namespace detail
 
 namespace detail {
@@ -177,7 +170,9 @@ class error {
   error(native_status code, const char* call, const char* file, int line, bool no_gpu,
         const char* message = "") noexcept
       : parts_(call, file, message), code_(code), line_(line), no_gpu_(no_gpu) {}
+  /// @brief Copyable without allocating: the parts are shared (detail::shared_parts).
   error(const error&) noexcept = default;
+  /// @brief Copy assignment, as the std exception classes have.
   error& operator=(const error&) noexcept = default;
   virtual ~error() = default;
   /// @brief The message kept by the constructor ("" when none was given).

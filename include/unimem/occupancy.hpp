@@ -60,6 +60,7 @@ namespace detail {
 /// @param kernel                a __global__ function (a template named with its arguments)
 /// @param dynamic_shared_bytes  dynamic shared memory per block, in bytes
 /// @param block_size_limit      the most threads per block to consider; 0: no limit
+/// @param where                 the caller's file and line, for the error message (defaulted)
 /// @throws unimem::error when the runtime cannot answer (no GPU: no_gpu() is true), or when
 /// no block size fits (too much dynamic shared memory).
 template <class... Params>

@@ -66,6 +66,10 @@ enum class attach_mode {
 /// @brief Where a new buffer's pages are first touched, and on which stream that happens.
 /// Made by first_touch(); a temporary unimem::stream is refused (see stream).
 struct first_touch_t {
+  static_assert(std::is_standard_layout<optional_location>::value &&
+                    std::is_trivially_copyable<optional_location>::value,
+                "first_touch_t's union of location and where needs a standard-layout, "
+                "trivially copyable optional_location");
   /// @brief No location, the default stream.
   constexpr first_touch_t() noexcept : location() {}
   /// @brief Location l (none: the device of s), stream s.

@@ -28,6 +28,8 @@ static_assert(unimem::unspecified_device == unimem::no_device, "one constant, on
 static_assert(unimem::launch_config().device == unimem::no_device);
 static_assert(unimem::stream_ref().device_id() == unimem::no_device);
 static_assert(unimem::location::host().device_id() == unimem::no_device);
+static_assert(std::is_same<unimem::device_list, decltype(unimem::devices())>::value,
+              "device_list names what devices() returns, a std::vector<device>");
 static_assert(std::is_same<decltype(std::declval<const unimem::device_buffer<int>&>().cview()),
                            unimem::view<const int>>::value);
 static_assert(std::is_same<decltype(std::declval<const unimem::managed_buffer<int>&>().cview()),
@@ -163,6 +165,12 @@ TEST(Deprecated, FirstTouchWhereOnAGpu) {
   unimem::managed_buffer<int> b(4096, ft);
   b.ready_for_host();
   EXPECT_EQ(b[4095], 0);
+}
+
+TEST(Deprecated, DeviceListHoldsWhatDevicesReturns) {
+  const unimem::device_list all = unimem::devices();  // no GPU: empty
+  ASSERT_EQ(all.size(), static_cast<std::size_t>(unimem::device_count()));
+  for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].device_id(), static_cast<int>(i));
 }
 
 TEST(Deprecated, StreamAndEventFlagsAreTheModes) {

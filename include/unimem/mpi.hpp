@@ -32,8 +32,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <stdexcept>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -53,11 +54,7 @@ class error : public std::runtime_error, public unimem::error {
   /// @brief Builds the message "unimem::mpi: CALL failed: MPI's message (code C, class K)
   /// [file:line] (context)".
   UNIMEM_DETAIL_COLD error(int code, const char* call, call_site where, const char* context = "")
-      : std::runtime_error(message(code, call, where, context).c_str()),
-        unimem::error(unimem::detail::backend::error_unknown, call, where.file, where.line,
-                      false),
-        code_(code),
-        class_(class_of(code)) {}
+      : error(code, class_of(code), call, where, context) {}
   /// @brief The whole message.
   [[nodiscard]] const char* what() const noexcept override { return std::runtime_error::what(); }
   /// @brief MPI's error code (MPI_ERR_RANK, ... or an implementation's own code).
@@ -66,13 +63,19 @@ class error : public std::runtime_error, public unimem::error {
   [[nodiscard]] int error_class() const noexcept { return class_; }
 
  private:
+  error(int code, int cls, const char* call, call_site where, const char* context)
+      : std::runtime_error(message(code, cls, call, where, context).c_str()),
+        unimem::error(unimem::detail::backend::error_unknown, call, where.file, where.line,
+                      false),
+        code_(code),
+        class_(cls) {}
   static int class_of(int code) noexcept {
     int cls = code;
     if (MPI_Error_class(code, &cls) != MPI_SUCCESS) cls = code;
     return cls;
   }
-  static unimem::detail::fixed_text<1024> message(int code, const char* call, call_site where,
-                                                  const char* context) noexcept {
+  static unimem::detail::fixed_text<1024> message(int code, int cls, const char* call,
+                                                  call_site where, const char* context) noexcept {
     char text[MPI_MAX_ERROR_STRING + 1] = {};
     int length = 0;
     if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) {
@@ -80,7 +83,7 @@ class error : public std::runtime_error, public unimem::error {
     }
     unimem::detail::fixed_text<1024> m("unimem::mpi: ");
     m.append(call).append(" failed: ").append(text);
-    m.append(" (code ").append(code).append(", class ").append(class_of(code)).append(")");
+    m.append(" (code ").append(code).append(", class ").append(cls).append(")");
     m.append(" [").append(where.file).append(":").append(where.line).append("]");
     if (context != nullptr && *context != '\0') m.append(" (").append(context).append(")");
     return m;
@@ -330,8 +333,8 @@ enum class path {
   via_host,
 };
 
-/// @brief "direct", "staged" or "via_host".
-inline const char* to_string(path p) noexcept {
+/// @brief "direct", "staged" or "via_host" (a std::string, as every unimem::to_string).
+inline std::string to_string(path p) {
   switch (p) {
     case path::direct: return "direct";
     case path::staged: return "staged";
@@ -339,8 +342,9 @@ inline const char* to_string(path p) noexcept {
   }
   return "?";
 }
-/// @brief "pageable", "pinned", "device" or "managed".
-inline const char* to_string(memory m) noexcept {
+/// @brief "pageable", "pinned", "device" or "managed" (a std::string, as every
+/// unimem::to_string).
+inline std::string to_string(memory m) {
   switch (m) {
     case memory::pageable: return "pageable";
     case memory::pinned: return "pinned";

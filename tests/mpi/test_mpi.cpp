@@ -100,8 +100,10 @@ TEST(MpiPlan, PathsByMemoryAwarenessAndPolicy) {
   }
   EXPECT_EQ(choose_path(memory::managed, false, managed_path::automatic, true), path::direct);
   EXPECT_EQ(choose_path(memory::managed, false, managed_path::automatic, false), path::staged);
-  EXPECT_STREQ(to_string(path::via_host), "via_host");
-  EXPECT_STREQ(to_string(memory::device), "device");
+  EXPECT_EQ(to_string(path::via_host), "via_host");
+  EXPECT_EQ(to_string(memory::device), "device");
+  static_assert(std::is_same<decltype(to_string(path::direct)), std::string>::value,
+                "every unimem::to_string returns std::string");
 }
 
 TEST(MpiPlan, MessagesFromChunkBytesOnAreChunkedAlikeOnBothSides) {

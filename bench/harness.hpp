@@ -35,11 +35,16 @@ struct options {
   std::size_t sweep_max_mib = 4096;  ///< the largest size of the size sweeps
   std::string only;                  ///< ",a,b,": run only these scenarios (empty: all)
   std::vector<std::size_t> stream_mib{64, 2048};  ///< the STREAM section's sizes, MiB per array
-  std::vector<std::size_t> init_mib{64, 1024};    ///< the init section's array sizes, MiB
+  std::vector<std::size_t> init_kib{65536, 1048576};  ///< the init section's array sizes, KiB
   int launches = 100000;
   int rounds = 2000;
   std::string csv;
 };
+
+/// @brief An init size for labels: "64MiB", or "256KiB" when it is not whole MiB.
+inline std::string init_size_label(std::size_t kib) {
+  return kib % 1024 == 0 ? std::to_string(kib / 1024) + "MiB" : std::to_string(kib) + "KiB";
+}
 
 /// @brief The floats in one array of --size-mib MiB.
 inline std::size_t array_floats(const options& o) {

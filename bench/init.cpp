@@ -1,8 +1,8 @@
 // 7. Where a new managed buffer's value initialisation should run (unimem-bench --only init).
-// managed_buffer<float>(n) zero-fills on the CPU, which places every page on the host; for an
-// array the GPU writes first that is work and a migration the program does not need. Each run
-// allocates a fresh array of --init-mib MiB (default 64 and 1024; one array at a time), and is
-// timed from the allocation until the work below is done (freeing is not timed):
+// A CPU zero-fill places every page on the host; for an array the GPU writes first that is work
+// and a migration the program does not need. Each run allocates a fresh array of --init-mib MiB
+// or --init-kib KiB (default 64 and 1024 MiB; one array at a time), and is timed from the
+// allocation until the work below is done (freeing is not timed):
 //   gpu-writes  a kernel writes every element, then the stream is synchronised
 //   gpu-reads   a kernel reads every element, then the array comes back to the CPU (prefetched
 //               to the host) and the CPU reads every element
@@ -10,8 +10,12 @@
 //               the case a CPU-side initialisation suits
 // for each way of initialising the array, with unimem and with the same steps written against
 // the runtime (raw), side by side in this process:
-//   cpu-zero    unimem: managed_buffer<float>(n) (today's default); raw: cudaMallocManaged +
-//               memset on the CPU (one thread, as the constructor does)
+//   default     unimem only: managed_buffer<float>(n), which zeroes on the GPU (prefetch and
+//               memset on the calling thread's default stream) from gpu_value_init_min_bytes
+//               where the device migrates on demand, and on the CPU below
+//   cpu-zero    unimem: managed_buffer<float>(n, first_touch(location::host())) (the default
+//               of unimem 0.1); raw: cudaMallocManaged + memset on the CPU (one thread, as
+//               the constructor does)
 //   gpu-zero    unimem: managed_buffer<float>(n, first_touch(location::device(0), s)) (pages
 //               prefetched to the GPU and zeroed there, on s); raw: the same prefetch + a memset
 //               on the stream
@@ -56,11 +60,12 @@ __global__ void init_bench_read(const float* x, std::size_t n, int pattern, unsi
 namespace unimem_bench {
 namespace {
 
-enum class init_kind { cpu_zero, gpu_zero, gpu_memset, uninit };
+enum class init_kind { by_default, cpu_zero, gpu_zero, gpu_memset, uninit };
 enum class work_kind { gpu_writes, gpu_reads, cpu_writes };
 
 const char* name(init_kind k) {
   switch (k) {
+    case init_kind::by_default: return "default";
     case init_kind::cpu_zero: return "cpu-zero";
     case init_kind::gpu_zero: return "gpu-zero";
     case init_kind::gpu_memset: return "gpu-memset";
@@ -125,7 +130,10 @@ double run_unimem(context& c, init_kind how, work_kind w, const std::string& wha
   double cpu_total = 0;
   const auto t0 = clock_type::now();
   switch (how) {
-    case init_kind::cpu_zero: b = std::make_unique<buffer>(c.n); break;
+    case init_kind::by_default: b = std::make_unique<buffer>(c.n); break;
+    case init_kind::cpu_zero:
+      b = std::make_unique<buffer>(c.n, unimem::first_touch(unimem::location::host()));
+      break;
     case init_kind::gpu_zero:
       b = std::make_unique<buffer>(c.n, unimem::first_touch(unimem::location::device(0), c.s));
       break;
@@ -161,6 +169,7 @@ double run_raw(context& c, init_kind how, work_kind w, const std::string& what) 
   const auto t0 = clock_type::now();
   float* x = raw_managed_floats(c.n);
   switch (how) {
+    case init_kind::by_default:  // unimem only
     case init_kind::cpu_zero: std::memset(x, 0, bytes); break;
     case init_kind::gpu_zero:
       raw_prefetch(x, bytes, 0, c.rs);
@@ -205,14 +214,15 @@ double run_raw(context& c, init_kind how, work_kind w, const std::string& what) 
 void init_bench(const options& o) {
   unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   unsigned* wrong = raw_device_array<unsigned>(1);
-  const init_kind unimem_kinds[] = {init_kind::cpu_zero, init_kind::gpu_zero, init_kind::uninit};
+  const init_kind unimem_kinds[] = {init_kind::by_default, init_kind::cpu_zero, init_kind::gpu_zero,
+                                    init_kind::uninit};
   const init_kind raw_kinds[] = {init_kind::cpu_zero, init_kind::gpu_zero, init_kind::gpu_memset,
                                  init_kind::uninit};
   const work_kind works[] = {work_kind::gpu_writes, work_kind::gpu_reads, work_kind::cpu_writes};
-  for (const std::size_t mib : o.init_mib) {
-    const std::size_t n = mib * (std::size_t{1} << 20) / sizeof(float);
+  for (const std::size_t kib : o.init_kib) {
+    const std::size_t n = kib * std::size_t{1024} / sizeof(float);
     context c{n, cpu_threads(o), s, s.get(), unimem::grid_for(n, 256).on(s), wrong, 0.0f};
-    const std::string size = std::to_string(mib) + "MiB";
+    const std::string size = init_size_label(kib);
     for (const work_kind w : works) {
       // One list of runs, in a fixed interleaved order: a burst of load spreads over all.
       struct series {

@@ -2,8 +2,8 @@
 // side by side with a raw baseline written directly against the runtime (raw_runtime.hpp),
 // and the table reports medians over repetitions with their spread, plus the ratios that
 // matter. Build: the `unimem-bench` target (bench/). Run: unimem-bench [--size-mib N]
-// [--reps N] [--launches N] [--rounds N] [--stream-mib A,B] [--init-mib A,B] [--csv FILE]
-// [--quick] [--only SECTION,...].
+// [--reps N] [--launches N] [--rounds N] [--stream-mib A,B] [--init-mib A,B | --init-kib A,B]
+// [--csv FILE] [--quick] [--only SECTION,...].
 // One scenario a file (harness.hpp lists them); this file parses the options and runs them.
 //
 // Section "stream" (stream.cpp; alone: unimem-bench --only stream): BabelStream's copy, mul,
@@ -16,11 +16,13 @@
 // variant's results are checked against BabelStream's gold values.
 //
 // Section "init" (init.cpp; alone: unimem-bench --only init): where a new managed_buffer's
-// value initialisation should run. Fresh arrays of 64 and 1024 MiB (--init-mib; --quick: 64),
-// zero-filled on the CPU (managed_buffer(n), today's default), zero-filled on the GPU
-// (first_touch) or left uninitialised, each timed until a kernel has written it, until a kernel
-// has read it and the CPU has read it back, and until the CPU has written it and a kernel read
-// it; unimem and raw side by side, with ratios to the CPU zero-fill.
+// value initialisation should run. Fresh arrays of 64 and 1024 MiB (--init-mib, or --init-kib
+// for small ones; --quick: 64 MiB), built by managed_buffer(n) (the default: the GPU zeroes
+// large arrays, the CPU small ones), zero-filled on the CPU (first_touch(location::host())),
+// zero-filled on the GPU (first_touch(location::device(0), s)) or left uninitialised, each
+// timed until a kernel has written it, until a kernel has read it and the CPU has read it
+// back, and until the CPU has written it and a kernel read it; unimem and raw side by side,
+// with ratios to the CPU zero-fill.
 #include <unimem/unimem.hpp>
 
 #include "harness.hpp"
@@ -38,8 +40,9 @@ namespace {
 
 using unimem_bench::options;
 
-/// "A,B,...": sizes in MiB, each positive.
-std::vector<std::size_t> parse_sizes(const std::string& option, const std::string& list) {
+/// "A,B,...": sizes in `unit` (MiB or KiB), each positive.
+std::vector<std::size_t> parse_sizes(const std::string& option, const std::string& list,
+                                     const char* unit = "MiB") {
   std::vector<std::size_t> sizes;
   std::size_t at = 0;
   while (at <= list.size()) {
@@ -53,8 +56,8 @@ std::vector<std::size_t> parse_sizes(const std::string& option, const std::strin
       used = 0;
     }
     if (item.empty() || used != item.size() || v == 0) {
-      std::fprintf(stderr, "unimem-bench: %s takes sizes in MiB, like 64,2048 (not \"%s\")\n",
-                   option.c_str(), list.c_str());
+      std::fprintf(stderr, "unimem-bench: %s takes sizes in %s, like 64,2048 (not \"%s\")\n",
+                   option.c_str(), unit, list.c_str());
       std::exit(2);
     }
     sizes.push_back(v);
@@ -89,7 +92,12 @@ options parse(int argc, char** argv) {
       stream_mib_given = true;
     }
     else if (a == "--init-mib") {
-      o.init_mib = parse_sizes(a, next());
+      o.init_kib.clear();
+      for (const std::size_t mib : parse_sizes(a, next())) o.init_kib.push_back(mib * 1024);
+      init_mib_given = true;
+    }
+    else if (a == "--init-kib") {
+      o.init_kib = parse_sizes(a, next(), "KiB");
       init_mib_given = true;
     }
     else if (a == "--quick") {
@@ -100,15 +108,15 @@ options parse(int argc, char** argv) {
       o.iterations = 3;
       o.sweep_max_mib = 64;
       if (!stream_mib_given) o.stream_mib = {64};  // --stream-mib wins, before or after
-      if (!init_mib_given) o.init_mib = {64};
+      if (!init_mib_given) o.init_kib = {65536};
     } else {
       std::fprintf(stderr,
                    "usage: unimem-bench [--size-mib N] [--reps N] [--iterations N] [--threads N] "
                    "[--sweep-max-mib N] [--launches N] [--rounds N] [--csv FILE] [--quick]\n"
                    "                    [--stream-mib A,B,...]  (section stream's MiB per array; "
                    "default 64,2048; --quick: 64)\n"
-                   "                    [--init-mib A,B,...]  (section init's array sizes; "
-                   "default 64,1024; --quick: 64)\n"
+                   "                    [--init-mib A,B,...] or [--init-kib A,B,...]  (section "
+                   "init's array sizes; default 64,1024 MiB; --quick: 64)\n"
                    "                    [--only SECTION,...]  (pipeline, results-back, "
                    "pipeline-sweep, movement,\n"
                    "                     steady-state, stream, launch, ping-pong, two-gpus, "

@@ -171,17 +171,17 @@ void report(const options& o) {
     }
   }
 
-  // Value initialisation (init.cpp): each strategy's time over today's default, the CPU
-  // zero-fill of managed_buffer(n), for each size and each first use of the array.
+  // Value initialisation (init.cpp): each strategy's time over the CPU zero-fill (the
+  // default of unimem 0.1), for each size and each first use of the array.
   const char* const init_works[] = {"gpu-writes", "gpu-reads", "cpu-writes"};
-  for (const std::size_t mib : o.init_mib) {
-    const std::string size = std::to_string(mib) + "MiB";
+  for (const std::size_t kib : o.init_kib) {
+    const std::string size = init_size_label(kib);
     const std::string cpu_zero = "cpu-zero/" + size;
     for (const char* w : init_works) {
-      for (const char* st : {"gpu-zero", "uninit"}) {
+      for (const char* st : {"default", "gpu-zero", "uninit"}) {
         const std::string strategy = std::string(st) + "/" + size;
-        add("init " + size + " " + w + ": " + st + "/unimem vs cpu-zero/unimem (the default)",
-            "init", w, {strategy.c_str(), "unimem"}, {cpu_zero.c_str(), "unimem"});
+        add("init " + size + " " + w + ": " + st + "/unimem vs cpu-zero/unimem", "init", w,
+            {strategy.c_str(), "unimem"}, {cpu_zero.c_str(), "unimem"});
       }
     }
   }
@@ -248,11 +248,11 @@ void report(const options& o) {
 
   // The init section side by side: median ms of unimem / raw and their ratio, per strategy.
   bool init_header = false;
-  for (const std::size_t mib : o.init_mib) {
-    const std::string size = std::to_string(mib) + "MiB";
+  for (const std::size_t kib : o.init_kib) {
+    const std::string size = init_size_label(kib);
     for (const char* w : init_works) {
       std::string line;
-      for (const char* st : {"cpu-zero", "gpu-zero", "uninit", "gpu-memset"}) {
+      for (const char* st : {"default", "cpu-zero", "gpu-zero", "uninit", "gpu-memset"}) {
         const std::string strategy = std::string(st) + "/" + size;
         const row* u = find_row("init", strategy, "unimem", w);
         const row* r = find_row("init", strategy, "raw", w);
@@ -260,6 +260,8 @@ void report(const options& o) {
         if (u != nullptr && r != nullptr && r->s.median > 0) {
           std::snprintf(buf, sizeof buf, "  %-10s %9.2f /%9.2f (%.2f)", st, u->s.median,
                         r->s.median, u->s.median / r->s.median);
+        } else if (u != nullptr) {
+          std::snprintf(buf, sizeof buf, "  %-10s %9.2f /%9s       ", st, u->s.median, "-");
         } else if (r != nullptr) {
           std::snprintf(buf, sizeof buf, "  %-10s %9s /%9.2f", st, "-", r->s.median);
         } else {

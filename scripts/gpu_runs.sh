@@ -9,8 +9,8 @@
 #   suite      ctest -LE toolchain (the GPU suite, two-GPU tests included where there are two)
 #   two-gpus   unimem-bench --only two-gpus (the mapped GPU1 phase, moving an array GPU0 -> GPU1)
 #   stream     unimem-bench --only stream,steady-state,launch (issue 24: tagged / untagged >= 0.98)
-#   init       unimem-bench --only init, with its CSV (issue 25: where managed_buffer(n)'s value
-#              initialisation should run)
+#   init       unimem-bench --only init $UNIMEM_INIT_ARGS (e.g. --init-kib 64,256,1024), with
+#              its CSV (issue 25: where managed_buffer(n)'s value initialisation should run)
 #   bench      unimem-bench, every section, with its CSV (the full ratio block)
 #   mpi        the MPI tests and example on 2 ranks, unimem-mpi-bench (issue 14)
 #   scaling    scripts/mpi_scaling.sh (issue 14: weak scaling 1 -> 2 GPUs)
@@ -32,7 +32,7 @@ for step in "${steps[@]}"; do
     suite) ctest --test-dir "$build" -LE toolchain -j 8 --output-on-failure >"$log" 2>&1 ;;
     two-gpus) "$build/bench/unimem-bench" --only two-gpus >"$log" 2>&1 ;;
     stream) "$build/bench/unimem-bench" --only stream,steady-state,launch >"$log" 2>&1 ;;
-    init) "$build/bench/unimem-bench" --only init --csv "$out/$name-init.csv" >"$log" 2>&1 ;;
+    init) "$build/bench/unimem-bench" --only init ${UNIMEM_INIT_ARGS:-} --csv "$out/$name-init.csv" >"$log" 2>&1 ;;
     bench) "$build/bench/unimem-bench" ${UNIMEM_BENCH_ARGS:-} --csv "$out/$name-bench.csv" >"$log" 2>&1 ;;
     mpi)
       { ctest --test-dir "$build" -R '^(mpi\.|example\.mpi_jacobi)' --output-on-failure

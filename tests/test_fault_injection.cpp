@@ -311,6 +311,13 @@ void add_constructors(std::vector<scenario>& out) {
                    c.armed([&] { b.emplace(n); });
                    if (b) c.expect(all_equal(*b, 0), "not zero");
                  }});
+  out.push_back({"managed_buffer(n) from gpu_value_init_min_bytes (zeroed by the GPU)",
+                 [](run_context& c) {
+                   constexpr std::size_t large = unimem::gpu_value_init_min_bytes / sizeof(int);
+                   std::optional<unimem::managed_buffer<int>> b;
+                   c.armed([&] { b.emplace(large); });
+                   if (b) c.expect(all_equal(*b, 0), "not zero");
+                 }});
   out.push_back({"managed_buffer(n, uninitialized)", [](run_context& c) {
                    std::optional<unimem::managed_buffer<int>> b;
                    c.armed([&] { b.emplace(n, unimem::uninitialized); });

@@ -138,6 +138,25 @@ TEST(LaunchGpu, TaggedLaunchOverDeviceBuffers) {
   for (std::size_t i = 0; i < n; ++i) wrong += hc[i] != 3.0f * static_cast<float>(i % 4096);
   EXPECT_EQ(wrong, 0u);
 
+  // Views of device memory carry no memory kind: their tags ask the runtime once, and place
+  // nothing either (whole views and a sub-range).
+  unimem::device_buffer<float> c2(n);
+  auto a_view = a.view();
+  auto c2_view = c2.view();
+  unimem::launch(launch_test_vector_add, unimem::grid_for(n), unimem::in(a_view),
+                 unimem::in(b.view()), unimem::out(c2_view), n);
+  unimem::launch(launch_test_vector_add, unimem::grid_for(16), unimem::in(a_view.subview(16, 16)),
+                 unimem::in(b.view().subview(16, 16)), unimem::inout(c2_view.subview(0, 16)),
+                 std::size_t{16});
+  unimem::synchronize();
+  unimem::copy(hc, c2);
+  wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t j = i < 16 ? i + 16 : i;  // the first 16 hold the sums of 16..31
+    wrong += hc[i] != 3.0f * static_cast<float>(j % 4096);
+  }
+  EXPECT_EQ(wrong, 0u);
+
   // The same line over managed buffers places them (tags) and computes the same.
   unimem::managed_buffer<float> ma(ha.begin(), ha.end()), mb(hb.begin(), hb.end());
   unimem::managed_buffer<float> mc(n, unimem::uninitialized);

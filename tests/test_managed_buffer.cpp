@@ -187,3 +187,93 @@ TEST(ManagedBufferGpu, MoveKeepsTheAllocation) {
   EXPECT_EQ(a.data(), p);
   EXPECT_TRUE(c.empty());
 }
+
+// ---- where managed_buffer(n) value-initialises (docs/pitfalls.md, section 14) ----
+
+namespace {
+
+__global__ void managed_buffer_test_spin(std::uint64_t cycles) {
+  const long long start = clock64();
+  while (static_cast<std::uint64_t>(clock64() - start) < cycles) {
+  }
+}
+
+struct seven {
+  int v = 7;  // not trivially default constructible: value-initialised by the CPU
+};
+
+// Forgets a pretended migration capability however the test ends.
+struct capability_restorer {
+  int device;
+  ~capability_restorer() { unimem::detail::set_migration_capability_for_testing(device, -1); }
+};
+
+bool all_zero(const unimem::managed_buffer<float>& b) {
+  std::size_t nonzero = 0;
+  for (float v : b) nonzero += v != 0.0f;
+  return nonzero == 0;
+}
+
+}  // namespace
+
+static_assert(unimem::gpu_value_init_min_bytes % 4096 == 0,
+              "the GPU value-initialisation threshold is a whole number of pages");
+
+TEST(ManagedBufferGpu, LargeTrivialArraysAreZeroedOnTheGpuSmallOnesOnTheCpu) {
+  UNIMEM_REQUIRE_GPU();
+  const int d = unimem::device::current().device_id();
+  const bool migrates = unimem::migrates_on_demand(unimem::location::device(d));
+  const std::size_t at_threshold = unimem::gpu_value_init_min_bytes / sizeof(float);
+
+  unimem::managed_buffer<float> big(at_threshold);
+  EXPECT_TRUE(all_zero(big));
+  if (migrates) {
+    // Placed by the constructor: prefetched to the current device and zeroed there.
+    EXPECT_TRUE(big.last_prefetch_location() == unimem::location::device(d));
+  } else {
+    EXPECT_FALSE(big.last_prefetch_location().has_value());
+  }
+
+  unimem::managed_buffer<float> small(at_threshold - 1);  // one element short: the CPU
+  EXPECT_TRUE(all_zero(small));
+  EXPECT_FALSE(small.last_prefetch_location().has_value());
+
+  unimem::managed_buffer<seven> sevens(unimem::gpu_value_init_min_bytes / sizeof(seven) + 1);
+  std::size_t wrong = 0;
+  for (const seven& s : sevens) wrong += s.v != 7;
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_FALSE(sevens.last_prefetch_location().has_value());
+
+  // The CPU uses a GPU-zeroed array at once, and a kernel after it sees its writes.
+  big[0] = 1.0f;
+  big[at_threshold - 1] = 2.0f;
+  EXPECT_EQ(big[0] + big[at_threshold - 1], 3.0f);
+}
+
+TEST(ManagedBufferGpu, ValueInitialisationStaysOnTheCpuWhereTheDeviceCannotMigrate) {
+  UNIMEM_REQUIRE_GPU();
+  const int d = unimem::device::current().device_id();
+  capability_restorer restore{d};
+  unimem::detail::set_migration_capability_for_testing(d, 0);  // pretend: no migration
+  unimem::managed_buffer<float> big(4 * unimem::gpu_value_init_min_bytes / sizeof(float));
+  EXPECT_TRUE(all_zero(big));
+  EXPECT_FALSE(big.last_prefetch_location().has_value());
+}
+
+TEST(ManagedBufferGpu, GpuValueInitialisationDoesNotWaitForOtherStreams) {
+  UNIMEM_REQUIRE_GPU();
+  const int d = unimem::device::current().device_id();
+  if (!unimem::migrates_on_demand(unimem::location::device(d))) {
+    GTEST_SKIP() << "device " << d << " does not migrate on demand: managed_buffer(n) zeroes "
+                 << "on the CPU there (see LargeTrivialArraysAreZeroedOnTheGpuSmallOnesOnTheCpu)";
+  }
+  unimem::stream busy(unimem::stream::blocking_mode::non_blocking);
+  // Busy for about half a second: a constructor that waited for it would find it idle after.
+  unimem::launch(managed_buffer_test_spin, unimem::launch_config(1, 1).on(busy),
+                 std::uint64_t{1'000'000'000});
+  unimem::managed_buffer<float> b(2 * unimem::gpu_value_init_min_bytes / sizeof(float));
+  EXPECT_FALSE(busy.ready()) << "managed_buffer(n) waited for another stream's kernel";
+  EXPECT_TRUE(b.last_prefetch_location() == unimem::location::device(d));
+  busy.synchronize();
+  EXPECT_TRUE(all_zero(b));
+}

@@ -154,7 +154,16 @@ void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, ca
     }
     if (!repeated) ranges[count++] = ranges[i];
   }
-  (void)place(ranges, count, location::device(device), s, "unimem::launch (access tags)", where,
+  // A view has no memory kind: one over device memory (it never moves) places nothing, as a
+  // device_buffer's tag does. Asked of views only (a buffer's tag carries its record), at one
+  // pointer query a view, beside the prefetch a view's tag costs anyway.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const bool device_memory = ranges[i].record == nullptr && ranges[i].bytes != 0 &&
+                               backend::memory_of(ranges[i].ptr) == backend::pointer_memory::device;
+    if (!device_memory) ranges[kept++] = ranges[i];
+  }
+  (void)place(ranges, kept, location::device(device), s, "unimem::launch (access tags)", where,
               true);
 }
 

@@ -31,12 +31,24 @@ struct host_attached_t {
 /// @brief Tag value for managed_buffer(n, unimem::host_attached).
 inline constexpr host_attached_t host_attached{};
 
+/// @brief The size from which managed_buffer(n) value-initialises on the GPU: arrays of
+/// trivially default constructible elements of at least this many bytes are zeroed by the
+/// current device when it migrates pages on demand (see managed_buffer(n)).
+///
+/// Chosen from `unimem-bench --only init` on an H200 (docs/pitfalls.md, section 14): below it a
+/// CPU memset costs less than a prefetch, a memset and a stream synchronisation, and the CPU
+/// (which often writes small arrays next) finds the pages where it is.
+inline constexpr std::size_t gpu_value_init_min_bytes = std::size_t{1} << 20;
+
 /// @brief An array of T in managed memory, usable from the CPU and every GPU with no copies.
 ///
 /// Move-only; a moved-from buffer is empty. Allocation is hipMallocManaged/cudaMallocManaged
 /// with global attachment; destruction frees it (never throws). Pages start where they are
-/// first touched: the value-initialising constructors write them on the CPU (unlike
-/// cudaMallocManaged, which leaves memory uninitialised: use unimem::uninitialized for that).
+/// first touched. managed_buffer(n) value-initialises (unlike cudaMallocManaged, which leaves
+/// memory uninitialised: use unimem::uninitialized for that): large arrays of trivially
+/// constructible elements on the GPU, everything else on the CPU (see there);
+/// managed_buffer(n, value), the list and the iterator constructors write on the CPU, and
+/// first_touch() chooses the place explicitly.
 ///
 /// The container interface comes from a base class the reference does not list: the types
 /// value_type, size_type, difference_type, reference, const_reference, pointer, const_pointer,
@@ -61,10 +73,40 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
 
   /// @brief An empty buffer; allocates nothing.
   managed_buffer() noexcept = default;
-  /// @brief n value-initialised elements (written on the CPU).
+  /// @brief n value-initialised elements, zeroed where that is cheapest.
+  ///
+  /// Trivially default constructible T (arithmetic types, pointers, enums and structs of them),
+  /// n * sizeof(T) >= gpu_value_init_min_bytes, and a current device that migrates pages on
+  /// demand: the pages are prefetched to the current device and zeroed there, on the calling
+  /// thread's default stream (cudaStreamPerThread / hipStreamPerThread, which the constructor
+  /// waits for: it does not wait for other streams' work, only for the legacy default stream's).
+  /// The CPU still reads and writes them at once (they migrate back on first access), but
+  /// nothing moves for a kernel that uses them next: a tagged launch on that device finds them
+  /// placed. Measured on an H200 (docs/pitfalls.md, section 14): 65-80x faster than a CPU
+  /// memset for an array the GPU writes first, 3.3x when the CPU writes it first.
+  ///
+  /// Otherwise (smaller arrays, other T, a device that cannot migrate, e.g. AMD without XNACK):
+  /// value-initialised by the CPU, which first-touches every page on the host. Choose
+  /// explicitly with first_touch(location::host()) or first_touch(location::device(d), s).
   /// @throws unimem::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
-  /// @throws unimem::error when the runtime cannot allocate.
-  explicit managed_buffer(size_type n, call_site where = call_site::current()) : base(n, where) {}
+  /// @throws unimem::error when the runtime cannot allocate, or the zeroing on the GPU fails.
+  explicit managed_buffer(size_type n, call_site where = call_site::current())
+      : base(n, uninitialized, where) {
+    if constexpr (std::is_trivially_default_constructible<T>::value) {
+      if (this->size_bytes() >= gpu_value_init_min_bytes) {
+        const int d = detail::current_device_id(where);
+        if (detail::device_migrates(d, where)) {
+          detail::first_touch_bytes(
+              this->data(), this->size_bytes(),
+              first_touch_t(location::device(d),
+                            stream_ref(detail::backend::per_thread_stream(), d)),
+              true, &record_, where);
+          return;
+        }
+      }
+    }
+    this->value_initialize_on_cpu();
+  }
   /// @brief n elements left uninitialised: no page is touched until first use.
   managed_buffer(size_type n, uninitialized_t u, call_site where = call_site::current())
       : base(n, u, where) {}
@@ -85,7 +127,8 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
 
   /// @brief n zero-initialised elements whose pages start at ft's location: on a device, the
   /// pages are prefetched there and zeroed there (never touched by the CPU), in the order of
-  /// ft.stream; the constructor waits for ft.stream. On the host, as managed_buffer(n).
+  /// ft.stream; the constructor waits for ft.stream. On the host, value-initialised by the CPU
+  /// (whatever the size).
   /// first_touch(s) places them on stream s's device.
   /// @code
   ///   unimem::managed_buffer<float> a(n, unimem::first_touch(unimem::location::device(0)));

@@ -53,14 +53,7 @@ class host_array {
 
   host_array() noexcept = default;
   host_array(size_type n, call_site where) : storage_(n, Kind::buffer_name, where) {
-    static_assert(std::is_default_constructible<T>::value,
-                  "buffer(n) value-initialises: T needs a default constructor; use "
-                  "buffer(n, unimem::uninitialized) or buffer(n, value)");
-    if constexpr (std::is_trivially_default_constructible<T>::value) {
-      if (!empty()) std::memset(static_cast<void*>(data()), 0, size_bytes());  // value-init is zero-init
-    } else {
-      for (T* p = begin(); p != end(); ++p) ::new (static_cast<void*>(p)) T();
-    }
+    value_initialize_on_cpu();
   }
   host_array(size_type n, uninitialized_t, call_site where) : storage_(n, Kind::buffer_name, where) {}
   host_array(storage&& s) noexcept : storage_(std::move(s)) {}
@@ -131,6 +124,20 @@ class host_array {
   /// The kernel-argument hook (kernel_argument.hpp).
   friend unimem::view<T> unimem_view(host_array& a) noexcept { return a.view(); }
   friend unimem::view<const T> unimem_view(const host_array& a) noexcept { return a.view(); }
+
+ protected:
+  /// Value-initialises every element with the CPU (a memset for trivially default
+  /// constructible T, whose value-initialisation is zero-initialisation).
+  void value_initialize_on_cpu() noexcept(std::is_nothrow_default_constructible<T>::value) {
+    static_assert(std::is_default_constructible<T>::value,
+                  "buffer(n) value-initialises: T needs a default constructor; use "
+                  "buffer(n, unimem::uninitialized) or buffer(n, value)");
+    if constexpr (std::is_trivially_default_constructible<T>::value) {
+      if (!empty()) std::memset(static_cast<void*>(data()), 0, size_bytes());
+    } else {
+      for (T* p = begin(); p != end(); ++p) ::new (static_cast<void*>(p)) T();
+    }
+  }
 
  private:
   size_type checked(size_type i) const {

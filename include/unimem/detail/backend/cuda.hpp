@@ -179,6 +179,10 @@ result max_potential_block_size(int* min_grid, int* block, Kernel kernel,
 #endif
 }
 
+/// The calling thread's default stream (cudaStreamPerThread): ordered with the legacy default
+/// stream only, never with other threads' streams.
+inline stream_handle per_thread_stream() noexcept { return cudaStreamPerThread; }
+
 inline result stream_synchronize(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaStreamSynchronize(s));
 }

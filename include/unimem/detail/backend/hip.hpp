@@ -241,6 +241,16 @@ result max_potential_block_size(int* min_grid, int* block, Kernel kernel,
 #endif
 }
 
+/// The calling thread's default stream (hipStreamPerThread; cudaStreamPerThread over CUDA):
+/// ordered with the legacy default stream only, never with other threads' streams.
+inline stream_handle per_thread_stream() noexcept {
+#if defined(UNIMEM_DETAIL_HIP_NVIDIA)
+  return cudaStreamPerThread;
+#else
+  return hipStreamPerThread;
+#endif
+}
+
 inline result stream_synchronize(stream_handle s) noexcept {
   return UNIMEM_DETAIL_NATIVE(hipStreamSynchronize(s));
 }

@@ -3,7 +3,7 @@
 // [--max-mib N] [--only halo,bandwidth,awareness] [--csv FILE] [--quick]. Rank 0 prints.
 //
 //   awareness  what unimem::mpi found: GPU-aware or not (and who said so), the MPI library,
-//              chunk_bytes, the managed path, the ranks and their GPUs.
+//              the managed path, the ranks and their GPUs.
 //   halo       the halo exchange of a 2-D Jacobi grid split between the two ranks (periodic:
 //              each rank's top and bottom neighbour is the other rank): every iteration a
 //              kernel updates the two boundary rows from the ghost rows, then each rank sends
@@ -281,7 +281,6 @@ void awareness(const std::vector<rank_info>& ranks) {
   int major = 0, minor = 0;
   BENCH_MPI(MPI_Get_version(&major, &minor));
   record("awareness", "device_pointers", 0, a.device_pointers ? 1 : 0, "bool");
-  record("awareness", "chunk_bytes", 0, static_cast<double>(st.chunk_bytes), "bytes");
   record("awareness", "ranks", 0, static_cast<double>(ranks.size()), "count");
   if (g_rank != 0) return;
   // The library string may span lines and end in a newline: print its lines indented.
@@ -297,8 +296,6 @@ void awareness(const std::vector<rank_info>& ranks) {
               a.device_pointers ? "true" : "false", a.device_pointers ? "yes" : "no", a.source);
   std::printf("  %-22s %s\n", "MPI library", lib.c_str());
   std::printf("  %-22s %d.%d\n", "MPI standard", major, minor);
-  std::printf("  %-22s %zu (%s)\n", "chunk_bytes", st.chunk_bytes,
-              size_text(st.chunk_bytes).c_str());
   std::printf("  %-22s %s\n", "managed path", to_string(st.managed));
   std::printf("  %-22s %s\n", "backend", unimem::backend_name());
   std::printf("  %-22s %zu\n", "ranks", ranks.size());

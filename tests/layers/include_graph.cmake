@@ -43,7 +43,8 @@ set(_allowed_placement_policy.hpp string)  # to_string(hint_status), a std::stri
 # Errors in the standard hierarchy (issue 25): std::runtime_error, std::length_error, ...
 set(_allowed_error.hpp stdexcept)
 set(_allowed_argument_error.hpp stdexcept)
-set(_allowed_mpi.hpp stdexcept string)  # mpi::to_string(path|memory), std::string
+set(_allowed_mpi/error.hpp stdexcept)  # mpi::error, a std::runtime_error
+set(_allowed_mpi/path.hpp string)      # mpi::to_string(path|memory), std::string
 set(_umbrella_may_reach ${_light} string vector stdexcept)
 
 set(_root "${INCLUDE_DIR}/unimem")

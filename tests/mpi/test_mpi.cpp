@@ -16,6 +16,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <unistd.h>  // sysconf: the available memory for the test above INT_MAX elements
+
 namespace {
 
 using unimem::mpi::memory;
@@ -31,11 +33,8 @@ int peer() { return 1 - rank(); }
 /// Sets unimem::mpi's settings for one test on every rank, and puts them back.
 class scoped_settings {
  public:
-  explicit scoped_settings(std::size_t chunk_bytes,
-                           unimem::mpi::managed_path m = unimem::mpi::managed_path::automatic)
-      : old_(unimem::mpi::current_settings()) {
+  explicit scoped_settings(unimem::mpi::managed_path m) : old_(unimem::mpi::current_settings()) {
     unimem::mpi::settings s;
-    s.chunk_bytes = chunk_bytes;
     s.managed = m;
     unimem::mpi::configure(s);
   }
@@ -106,31 +105,32 @@ TEST(MpiPlan, PathsByMemoryAwarenessAndPolicy) {
                 "every unimem::to_string returns std::string");
 }
 
-TEST(MpiPlan, MessagesFromChunkBytesOnAreChunkedAlikeOnBothSides) {
-  using unimem::mpi::plan_message;
-  const std::size_t c = std::size_t{4} << 20;
-  auto p = plan_message(0, 4, c);
-  EXPECT_FALSE(p.chunked);
-  EXPECT_EQ(p.chunks, 1u);
-  p = plan_message(c / 4 - 1, 4, c);  // one element short of chunk_bytes: one message
-  EXPECT_FALSE(p.chunked);
-  EXPECT_EQ(p.last_elements, c / 4 - 1);
-  p = plan_message(c / 4, 4, c);  // exactly chunk_bytes: a header and one chunk
-  EXPECT_TRUE(p.chunked);
-  EXPECT_EQ(p.chunks, 1u);
-  EXPECT_EQ(p.chunk_elements, c / 4);
-  EXPECT_EQ(p.last_elements, c / 4);
-  p = plan_message(3 * (c / 8) + 5, 8, c);  // three full chunks and 5 elements
-  EXPECT_EQ(p.chunks, 4u);
-  EXPECT_EQ(p.last_elements, 5u);
-  p = plan_message(10, 3000, 4096);  // elements larger than half a chunk: one per chunk
-  EXPECT_EQ(p.chunk_elements, 1u);
-  EXPECT_EQ(p.chunks, 10u);
-  // Never more than INT_MAX elements in one MPI message, whatever chunk_bytes says.
-  p = plan_message(std::size_t{5} << 30, 1, std::size_t{8} << 30);
-  EXPECT_TRUE(p.chunked);
-  EXPECT_EQ(p.chunk_elements, static_cast<std::size_t>(std::numeric_limits<int>::max()));
-  EXPECT_EQ((p.chunks - 1) * p.chunk_elements + p.last_elements, std::size_t{5} << 30);
+TEST(MpiPlan, CountsAboveIntMaxTravelAsOneElementOfTheSameTypeSignature) {
+  using unimem::mpi::detail::message_type;
+  const message_type small(MPI_DOUBLE, 1000, {__FILE__, __LINE__});
+  EXPECT_EQ(small.type(), MPI_DOUBLE);
+  EXPECT_EQ(small.count(), 1000);
+  const auto int_max = static_cast<std::size_t>(std::numeric_limits<int>::max());
+  const message_type at_limit(MPI_CHAR, int_max, {__FILE__, __LINE__});
+  EXPECT_EQ(at_limit.type(), MPI_CHAR);
+  EXPECT_EQ(at_limit.count(), std::numeric_limits<int>::max());
+  // Whole blocks of 2^30 (a duplicate of the blocks' type), and blocks plus a rest (a struct).
+  for (const std::size_t n : {std::size_t{1} << 31, (std::size_t{5} << 30) + 12345}) {
+    for (const MPI_Datatype base : {MPI_CHAR, MPI_DOUBLE}) {
+      const message_type big(base, n, {__FILE__, __LINE__});
+      EXPECT_EQ(big.count(), 1);
+      EXPECT_NE(big.type(), base);
+      int base_size = 0;
+      MPI_Count size = 0;
+      ASSERT_EQ(MPI_Type_size(base, &base_size), MPI_SUCCESS);
+      ASSERT_EQ(MPI_Type_size_x(big.type(), &size), MPI_SUCCESS);
+      EXPECT_EQ(size, static_cast<MPI_Count>(n) * base_size) << n;
+      MPI_Aint lower = -1, extent = 0;
+      ASSERT_EQ(MPI_Type_get_extent(big.type(), &lower, &extent), MPI_SUCCESS);
+      EXPECT_EQ(lower, 0);
+      EXPECT_EQ(extent, static_cast<MPI_Aint>(n) * base_size) << "contiguous, no holes";
+    }
+  }
 }
 
 TEST(MpiPlan, DatatypesComeFromTheElementType) {
@@ -169,23 +169,13 @@ TEST(MpiPlan, HostRangesAreSeenAsPageable) {
 }
 
 TEST(MpiPlan, SettingsAndAwarenessFromTheEnvironment) {
-  ASSERT_EQ(setenv("UNIMEM_MPI_CHUNK_BYTES", "65536", 1), 0);
   ASSERT_EQ(setenv("UNIMEM_MPI_MANAGED", "host", 1), 0);
   auto s = unimem::mpi::detail::settings_from_environment();
-  EXPECT_EQ(s.chunk_bytes, 65536u);
   EXPECT_EQ(s.managed, unimem::mpi::managed_path::host);
-  ASSERT_EQ(setenv("UNIMEM_MPI_CHUNK_BYTES", "12k", 1), 0);
-  EXPECT_THROW(unimem::mpi::detail::settings_from_environment(), unimem::argument_error);
-  ASSERT_EQ(setenv("UNIMEM_MPI_CHUNK_BYTES", "100", 1), 0);
-  EXPECT_THROW(unimem::mpi::detail::settings_from_environment(), unimem::argument_error);
-  unsetenv("UNIMEM_MPI_CHUNK_BYTES");
   ASSERT_EQ(setenv("UNIMEM_MPI_MANAGED", "sometimes", 1), 0);
   EXPECT_THROW(unimem::mpi::detail::settings_from_environment(), unimem::argument_error);
+  EXPECT_THROW(unimem::mpi::detail::settings_from_environment(), std::invalid_argument);
   unsetenv("UNIMEM_MPI_MANAGED");
-  unimem::mpi::settings bad;
-  bad.chunk_bytes = 1000;
-  EXPECT_THROW(unimem::mpi::configure(bad), unimem::argument_error);
-  EXPECT_THROW(unimem::mpi::configure(bad), std::invalid_argument);
 
   ASSERT_EQ(setenv("UNIMEM_MPI_GPU_AWARE", "1", 1), 0);
   auto a = unimem::mpi::query_gpu_awareness();
@@ -236,27 +226,147 @@ TEST(MpiHost, SendAndReceiveVectorsViewsAndArrays) {
   }
 }
 
-TEST(MpiHost, ChunkedMessagesArriveWholeAtEveryBoundary) {
-  const scoped_settings small(4096);  // 1024 ints a chunk
+/// Element i of a double-valued test pattern.
+double dvalue(std::size_t i, int seed) { return static_cast<double>(i % 1000003) * 0.5 + seed; }
+
+/// How many elements of v differ from the double pattern `seed`.
+std::size_t wrong_doubles(const std::vector<double>& v, std::size_t n, int seed) {
+  std::size_t wrong = v.size() != n;
+  for (std::size_t i = 0; i < v.size() && i < n; ++i) wrong += v[i] != dvalue(i, seed);
+  return wrong;
+}
+
+std::vector<double> dpattern(std::size_t n, int seed) {
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = dvalue(i, seed);
+  return v;
+}
+
+// Issue 26: every unimem::mpi message is an ordinary MPI message. A rank that does not use
+// unimem (plain MPI_Recv / MPI_Irecv of the same datatype and count) receives unimem's, and
+// unimem receives its plain MPI_Send / MPI_Isend, at every size (0 B, 8 B, 64 KiB, 4 MiB,
+// 64 MiB), blocking and non-blocking.
+TEST(MpiHost, PlainMpiPeersReceiveAndSendEveryMessage) {
   const int tag = 12;
-  // Below, at and around whole numbers of chunks.
-  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1023}, std::size_t{1024},
-                        std::size_t{1025}, std::size_t{3072}, std::size_t{10000}}) {
-    if (rank() == 0) {
-      unimem::mpi::send(pattern(n, static_cast<int>(n)), 1, tag);
-    } else {
-      std::vector<int> v(n, -7);
-      const auto st = unimem::mpi::recv(v, 0, tag);
-      EXPECT_EQ(st.count, n);
-      EXPECT_EQ(v, pattern(n, static_cast<int>(n))) << n << " elements";
+  for (const std::size_t bytes : {std::size_t{0}, std::size_t{8}, std::size_t{64} << 10,
+                                  std::size_t{4} << 20, std::size_t{64} << 20}) {
+    const std::size_t n = bytes / sizeof(double);
+    const int count = static_cast<int>(n);
+    SCOPED_TRACE(std::to_string(bytes) + " bytes");
+    for (const bool blocking : {true, false}) {
+      const int seed = blocking ? 1 : 2;
+      if (rank() == 0) {
+        // unimem -> plain
+        const std::vector<double> out = dpattern(n, seed);
+        if (blocking) {
+          unimem::mpi::send(out, 1, tag);
+        } else {
+          unimem::mpi::request r = unimem::mpi::isend(out, 1, tag);
+          EXPECT_EQ(r.wait().count, n);
+        }
+        // plain -> unimem
+        std::vector<double> in(n, -1.0);
+        unimem::mpi::status st;
+        if (blocking) {
+          st = unimem::mpi::recv(in, 1, tag + 1);
+        } else {
+          unimem::mpi::request r = unimem::mpi::irecv(in, 1, tag + 1);
+          st = r.wait();
+        }
+        EXPECT_EQ(st.count, n);
+        EXPECT_EQ(st.source, 1);
+        EXPECT_EQ(st.tag, tag + 1);
+        EXPECT_EQ(wrong_doubles(in, n, seed + 10), 0u) << "a plain MPI message, received by unimem";
+      } else {
+        std::vector<double> in(n, -1.0);
+        MPI_Status st;
+        if (blocking) {
+          ASSERT_EQ(MPI_Recv(in.data(), count, MPI_DOUBLE, 0, tag, MPI_COMM_WORLD, &st),
+                    MPI_SUCCESS);
+        } else {
+          MPI_Request r;
+          ASSERT_EQ(MPI_Irecv(in.data(), count, MPI_DOUBLE, 0, tag, MPI_COMM_WORLD, &r),
+                    MPI_SUCCESS);
+          ASSERT_EQ(MPI_Wait(&r, &st), MPI_SUCCESS);
+        }
+        int got = -1;
+        MPI_Get_count(&st, MPI_DOUBLE, &got);
+        EXPECT_EQ(got, count) << "unimem's message, counted by plain MPI";
+        EXPECT_EQ(wrong_doubles(in, n, seed), 0u) << "unimem's message, received by plain MPI";
+        const std::vector<double> out = dpattern(n, seed + 10);
+        if (blocking) {
+          ASSERT_EQ(MPI_Send(out.data(), count, MPI_DOUBLE, 0, tag + 1, MPI_COMM_WORLD),
+                    MPI_SUCCESS);
+        } else {
+          MPI_Request r;
+          ASSERT_EQ(MPI_Isend(out.data(), count, MPI_DOUBLE, 0, tag + 1, MPI_COMM_WORLD, &r),
+                    MPI_SUCCESS);
+          ASSERT_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        }
+      }
     }
   }
 }
 
-TEST(MpiHost, WildcardReceiveOfAChunkedMessageNamesTheSender) {
-  const scoped_settings small(4096);
+// Above 2^31 bytes and INT_MAX elements: unimem sends one element of a derived type; a plain
+// rank receives it with its own derived type of the same type signature (2049 blocks of
+// 2^20 chars), and the other way round.
+TEST(MpiHost, MessagesAboveIntMaxElementsMatchPlainDerivedTypes) {
+  const std::size_t block = std::size_t{1} << 20, blocks = 2049;
+  const std::size_t n = block * blocks;  // 2^31 + 2^20 chars
+  // Both ranks on this machine hold one such array at a time, plus MPI's copies: rank 0
+  // decides for both.
+  int enough = 0;
+  if (rank() == 0) {
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    enough = pages > 0 && page > 0 &&
+             static_cast<double>(pages) * static_cast<double>(page) > 8.0 * static_cast<double>(n);
+  }
+  MPI_Bcast(&enough, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (enough == 0) {
+    GTEST_SKIP() << "needs 8 x 2 GiB of available memory on this machine for 2 ranks";
+  }
+  MPI_Datatype plain = MPI_DATATYPE_NULL;
+  ASSERT_EQ(MPI_Type_contiguous(static_cast<int>(block), MPI_CHAR, &plain), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&plain), MPI_SUCCESS);
+  auto byte_at = [](std::size_t i) { return static_cast<char>((i * 131) >> 7); };
+  if (rank() == 0) {
+    {
+      std::vector<char> out(n);
+      for (std::size_t i = 0; i < n; ++i) out[i] = byte_at(i);
+      unimem::mpi::send(out, 1, 31);
+    }
+    std::vector<char> in(n, 0);
+    const auto st = unimem::mpi::recv(in, 1, 32);
+    EXPECT_EQ(st.count, n);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += in[i] != byte_at(n - 1 - i);
+    EXPECT_EQ(wrong, 0u) << "a plain derived-type message, received by unimem";
+  } else {
+    {
+      std::vector<char> in(n, 0);
+      MPI_Status st;
+      ASSERT_EQ(MPI_Recv(in.data(), static_cast<int>(blocks), plain, 0, 31, MPI_COMM_WORLD, &st),
+                MPI_SUCCESS);
+      int got = -1;
+      MPI_Get_count(&st, plain, &got);
+      EXPECT_EQ(got, static_cast<int>(blocks));
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < n; ++i) wrong += in[i] != byte_at(i);
+      EXPECT_EQ(wrong, 0u) << "unimem's message of 2^31 + 2^20 chars, received by plain MPI";
+    }
+    std::vector<char> out(n);
+    for (std::size_t i = 0; i < n; ++i) out[i] = byte_at(n - 1 - i);
+    ASSERT_EQ(MPI_Send(out.data(), static_cast<int>(blocks), plain, 0, 32, MPI_COMM_WORLD),
+              MPI_SUCCESS);
+  }
+  MPI_Type_free(&plain);
+}
+
+TEST(MpiHost, WildcardsAtEverySize) {
   if (rank() == 0) {
     unimem::mpi::send(pattern(5000, 3), 1, 77);
+    unimem::mpi::send(pattern(std::size_t{1} << 20, 4), 1, 78);
   } else {
     std::vector<int> v(5000);
     const auto st = unimem::mpi::recv(v, MPI_ANY_SOURCE, MPI_ANY_TAG);
@@ -264,42 +374,38 @@ TEST(MpiHost, WildcardReceiveOfAChunkedMessageNamesTheSender) {
     EXPECT_EQ(st.tag, 77);
     EXPECT_EQ(st.count, 5000u);
     EXPECT_EQ(v, pattern(5000, 3));
-    // Non-blocking, the chunks cannot be posted before the header names the sender: refused.
-    std::vector<int> w(5000);
-    EXPECT_THROW((void)unimem::mpi::irecv(w, MPI_ANY_SOURCE, 1), unimem::argument_error);
+    // Non-blocking too, at 4 MiB: one message, nothing to learn before posting it.
+    std::vector<int> w(std::size_t{1} << 20);
+    unimem::mpi::request r = unimem::mpi::irecv(w, MPI_ANY_SOURCE, MPI_ANY_TAG);
+    const auto st2 = r.wait();
+    EXPECT_EQ(st2.source, 0);
+    EXPECT_EQ(st2.tag, 78);
+    EXPECT_EQ(w, pattern(std::size_t{1} << 20, 4));
   }
 }
 
-TEST(MpiHost, ASizeMismatchOfAChunkedMessageIsAnErrorNotCorruption) {
-  const scoped_settings small(4096);
+// Below the eager limit (a few KiB): Open MPI 4.1's shared-memory transport, with its single
+// copy (CMA), writes a truncated message of rendezvous size whole, past the end of the receive
+// buffer (AddressSanitizer showed it writing 8,000 bytes into 4,000), so MPI itself is only
+// tested where it truncates safely; docs/distributed.md says so.
+TEST(MpiHost, AMessageLongerThanTheRangeIsATruncationError) {
   const int tag = 13;
   if (rank() == 0) {
-    unimem::mpi::send(pattern(2000, 4), 1, tag);  // chunked
-    unimem::mpi::send(pattern(3000, 5), 1, tag);  // chunked
-    unimem::mpi::send(pattern(10, 6), 1, tag);    // one message
+    unimem::mpi::send(pattern(200, 4), 1, tag);
+    unimem::mpi::send(pattern(10, 6), 1, tag);
   } else {
-    std::vector<int> wrong(3000);
+    std::vector<int> small_range(100);
     try {
-      (void)unimem::mpi::recv(wrong, 0, tag);
-      ADD_FAILURE() << "a 2000-element message received into 3000 elements";
+      (void)unimem::mpi::recv(small_range, 0, tag);
+      ADD_FAILURE() << "a 200-element message received into 100 elements";
     } catch (const unimem::mpi::error& e) {
-      EXPECT_NE(std::string(e.what()).find("the message has 2000 elements"), std::string::npos)
-          << e.what();
-      EXPECT_EQ(e.error_class(), MPI_ERR_TRUNCATE);
+      EXPECT_EQ(e.error_class(), MPI_ERR_TRUNCATE) << e.what();
       const unimem::error& u = e;  // the same object through unimem's interface
       EXPECT_STREQ(u.what(), e.what());
       EXPECT_NE(std::string(u.file()).find("test_mpi.cpp"), std::string::npos) << u.file();
       EXPECT_FALSE(u.sticky());
     }
-    // A small range receives the next chunked message's header: named, not taken as data.
-    std::vector<int> small_range(100);
-    try {
-      (void)unimem::mpi::recv(small_range, 0, tag);
-      ADD_FAILURE() << "a chunked message received into 100 elements";
-    } catch (const unimem::mpi::error& e) {
-      EXPECT_NE(std::string(e.what()).find("chunked message"), std::string::npos) << e.what();
-    }
-    // Both mismatched messages were dropped whole: the next one arrives intact.
+    // MPI took the truncated message: the next one arrives intact.
     std::vector<int> last(10);
     const auto st = unimem::mpi::recv(last, 0, tag);
     EXPECT_EQ(st.count, 10u);
@@ -309,14 +415,13 @@ TEST(MpiHost, ASizeMismatchOfAChunkedMessageIsAnErrorNotCorruption) {
 }
 
 TEST(MpiHost, NonBlockingRequestsCompleteInAnyOrder) {
-  const scoped_settings chunks(std::size_t{64} << 10);  // above the eager limit: rendezvous
-  const std::size_t n = std::size_t{1} << 20;           // 4 MiB of ints, 64 chunks
+  const std::size_t n = std::size_t{1} << 20;  // 4 MiB of ints: above the eager limit
   const std::vector<int> out = pattern(n, rank());
   std::vector<int> in(n);
   unimem::mpi::request rx = unimem::mpi::irecv(in, peer(), 21);
   unimem::mpi::request tx = unimem::mpi::isend(out, peer(), 21);
   EXPECT_TRUE(rx.pending());
-  (void)tx.wait();  // the send first: every chunk's receive was posted by irecv()
+  (void)tx.wait();  // the send first: the receive was posted by irecv()
   EXPECT_FALSE(tx.pending());
   const auto st = rx.wait();
   EXPECT_EQ(st.count, n);
@@ -325,10 +430,9 @@ TEST(MpiHost, NonBlockingRequestsCompleteInAnyOrder) {
 }
 
 TEST(MpiHost, PendingRequestsMove) {
-  // MPI holds the addresses of a pending request's header and requests: moving the request
-  // (into a growing vector, by assignment) must not move them.
-  const scoped_settings chunks(4096);
-  const std::size_t n = 5000;  // chunked: a header and 5 chunks
+  // Moving a pending request (into a growing vector, by assignment) keeps its operation: the
+  // MPI request handle, the staging buffer and the datatype move with it.
+  const std::size_t n = 5000;
   std::vector<std::vector<int>> in(8, std::vector<int>(n));
   std::vector<unimem::mpi::request> rx;
   for (int i = 0; i < 8; ++i) rx.push_back(unimem::mpi::irecv(in[i], peer(), 100 + i));
@@ -381,7 +485,6 @@ TEST(MpiHost, ARequestCannotBeDroppedWhilePending) {
 }
 
 TEST(MpiHost, SendrecvExchangesWithoutDeadlock) {
-  const scoped_settings chunks(std::size_t{64} << 10);
   for (std::size_t n : {std::size_t{100}, std::size_t{1} << 20}) {
     const std::vector<int> out = pattern(n, 10 + rank());
     std::vector<int> in(n);
@@ -476,10 +579,10 @@ unsigned wrong_on_gpu(const R& r, std::size_t n, int seed, unimem::stream& s) {
 
 TEST(MpiGpu, ManagedWrittenByAKernelArrivesOnEveryPath) {
   UNIMEM_MPI_REQUIRE_GPU();
-  const std::size_t n = (std::size_t{3} << 20) + 17;  // 12 MiB: chunked at 4 MiB
+  const std::size_t n = (std::size_t{3} << 20) + 17;  // 12 MiB
   for (auto policy : {unimem::mpi::managed_path::automatic, unimem::mpi::managed_path::staged,
                       unimem::mpi::managed_path::host}) {
-    const scoped_settings set(std::size_t{4} << 20, policy);
+    const scoped_settings set(policy);
     unimem::stream s;
     unimem::managed_buffer<int> out(n), in(n);
     unimem::launch(fill_index, unimem::grid_for(n).on(s), unimem::out(out), n, 40 + rank());
@@ -497,16 +600,14 @@ TEST(MpiGpu, DeviceBuffersAreStagedNeverHandedToMpi) {
   UNIMEM_MPI_REQUIRE_GPU();
   ASSERT_FALSE(unimem::mpi::current_gpu_awareness().device_pointers)
       << "this test is about an MPI without GPU support";
-  for (std::size_t chunk : {std::size_t{64} << 10, std::size_t{4} << 20}) {
-    const scoped_settings set(chunk);
-    const std::size_t n = (std::size_t{1} << 21) + 3;  // 8 MiB
+  for (const std::size_t n : {std::size_t{16411}, (std::size_t{1} << 21) + 3}) {  // 64 KiB, 8 MiB
     unimem::stream s;
     unimem::device_buffer<int> out(n), in(n);
     unimem::launch(fill_index, unimem::grid_for(n).on(s), out, n, 50 + rank());
     unimem::mpi::request rx = unimem::mpi::irecv(in, peer(), 51, MPI_COMM_WORLD, s);
     unimem::mpi::request tx = unimem::mpi::isend(out, peer(), 51, MPI_COMM_WORLD, s);
     unimem::mpi::wait_all(tx, rx);
-    EXPECT_EQ(wrong_on_gpu(in, n, 50 + peer(), s), 0u) << chunk;
+    EXPECT_EQ(wrong_on_gpu(in, n, 50 + peer(), s), 0u) << n;
     // A view of device memory: the runtime names its kind, and it is staged too.
     unimem::view<int> v(in.data(), n);
     EXPECT_EQ(unimem::mpi::detail::span_of(v).kind, memory::device);
@@ -550,6 +651,50 @@ TEST(MpiGpu, EveryPairOfKindsExchanges) {
                    wrong = h == pattern(n, seed) ? 0u : 1u; break;
         }
         EXPECT_EQ(wrong, 0u) << "from kind " << from << " to kind " << to;
+      }
+    }
+  }
+}
+
+// Issue 26: GPU memory of every kind, staged or not, travels as a plain MPI message: rank 1 is
+// a plain MPI rank (MPI_Recv / MPI_Isend of MPI_INT into and from host memory).
+TEST(MpiGpu, PlainMpiPeersExchangeWithEveryKind) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  for (const std::size_t n : {std::size_t{1}, std::size_t{1} << 20}) {
+    unimem::stream s;
+    unimem::managed_buffer<int> m(n);
+    unimem::device_buffer<int> d(n);
+    unimem::pinned_buffer<int> p(n);
+    for (int kind = 0; kind < 3; ++kind) {
+      const int seed = 90 + kind, tag = 90 + kind;
+      if (rank() == 0) {
+        switch (kind) {
+          case 0: unimem::launch(fill_index, unimem::grid_for(n).on(s), unimem::out(m), n, seed);
+                  unimem::mpi::send(m, 1, tag, MPI_COMM_WORLD, s);
+                  unimem::mpi::recv(m, 1, tag + 10, MPI_COMM_WORLD, s); break;
+          case 1: unimem::launch(fill_index, unimem::grid_for(n).on(s), d, n, seed);
+                  unimem::mpi::send(d, 1, tag, MPI_COMM_WORLD, s);
+                  unimem::mpi::recv(d, 1, tag + 10, MPI_COMM_WORLD, s); break;
+          default: unimem::launch(fill_index, unimem::grid_for(n).on(s), p, n, seed);
+                   unimem::mpi::send(p, 1, tag, MPI_COMM_WORLD, s);
+                   unimem::mpi::recv(p, 1, tag + 10, MPI_COMM_WORLD, s); break;
+        }
+        const unsigned wrong = kind == 0   ? wrong_on_gpu(m, n, seed + 1, s)
+                               : kind == 1 ? wrong_on_gpu(d, n, seed + 1, s)
+                                           : wrong_on_gpu(p, n, seed + 1, s);
+        EXPECT_EQ(wrong, 0u) << "kind " << kind << ", " << n << " ints from a plain MPI_Isend";
+      } else {
+        std::vector<int> in(n, -1);
+        ASSERT_EQ(MPI_Recv(in.data(), static_cast<int>(n), MPI_INT, 0, tag, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE),
+                  MPI_SUCCESS);
+        EXPECT_EQ(in, pattern(n, seed)) << "kind " << kind << ", " << n << " ints by MPI_Recv";
+        const std::vector<int> out = pattern(n, seed + 1);
+        MPI_Request r;
+        ASSERT_EQ(MPI_Isend(out.data(), static_cast<int>(n), MPI_INT, 0, tag + 10, MPI_COMM_WORLD,
+                            &r),
+                  MPI_SUCCESS);
+        ASSERT_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
       }
     }
   }

@@ -1,0 +1,206 @@
+// unimem::mpi: unimem::mpi::request (a pending isend() or irecv(), RAII), its status, and wait_all().
+/// @file
+/// @brief unimem::mpi::request and status: a pending non-blocking operation, move-only.
+#pragma once
+
+#include <mpi.h>
+
+#include "../unimem.hpp"
+#include "datatype.hpp"
+#include "error.hpp"
+#include "path.hpp"
+#include "staging.hpp"
+
+#include <cstddef>
+#include <cstdio>
+#include <exception>
+#include <type_traits>
+#include <utility>
+
+UNIMEM_BEGIN_NAMESPACE
+namespace mpi {
+
+/// @brief What a recv() got: its source, tag and element count.
+struct status {
+  /// @brief The sender's rank.
+  int source = MPI_ANY_SOURCE;
+  /// @brief The message's tag.
+  int tag = MPI_ANY_TAG;
+  /// @brief Elements received.
+  std::size_t count = 0;
+};
+
+/// @brief A pending non-blocking operation (isend(), irecv()), move-only. wait() completes it;
+/// a request destroyed while pending is completed by its destructor (it cannot be dropped and
+/// leave MPI writing into freed memory), so declare it after the buffers it uses. The buffer
+/// must not be touched by the CPU or the GPU until the request completes.
+class request {
+ public:
+  /// @brief An empty, completed request.
+  request() noexcept = default;
+  request(const request&) = delete;
+  request& operator=(const request&) = delete;
+  /// @brief Takes over o's operation; o becomes empty.
+  request(request&& o) noexcept { swap(o); }
+  /// @brief Completes this request's own operation first (as the destructor does), then takes
+  /// over o's.
+  request& operator=(request&& o) noexcept {
+    request(std::move(o)).swap(*this);
+    return *this;
+  }
+  /// @brief Completes a pending operation; an error is written to stderr, since a destructor
+  /// cannot throw.
+  ~request() {
+    if (pending()) {
+      try {
+        (void)wait();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "unimem::mpi::request destroyed while pending: %s\n", e.what());
+      }
+    }
+  }
+  /// @brief Swaps two requests.
+  void swap(request& o) noexcept {
+    std::swap(req_, o.req_);
+    std::swap(type_, o.type_);
+    std::swap(staging_, o.staging_);
+    std::swap(st_, o.st_);
+    std::swap(op_, o.op_);
+  }
+
+  /// @brief True until the operation completed (wait(), or test() returned true).
+  [[nodiscard]] bool pending() const noexcept { return op_.pending; }
+
+  /// @brief Completes the operation: a send may reuse its buffer, a receive's data is in place
+  /// (for staged receives, copied in on the stream and waited for).
+  /// @return The status of a receive (source, tag, elements); of a send, the count sent.
+  /// @throws unimem::mpi::error for MPI's failures (a message longer than the receive range:
+  /// class MPI_ERR_TRUNCATE); unimem::error for the GPU's. The request is completed either way.
+  status wait(call_site where = call_site::current()) {
+    if (!pending()) return st_;
+    MPI_Status s;
+    const int code = MPI_Wait(&req_, &s);
+    complete(code, s, "MPI_Wait", where);
+    return st_;
+  }
+
+  /// @brief Gives the operation up: a receive's message is cancelled (MPI_Cancel), a send is
+  /// completed; the range is then free and its contents undefined. For error paths where
+  /// waiting could block for ever (the peer failed). Never throws.
+  void cancel() noexcept {
+    if (!pending()) return;
+    detail::abandon(req_, op_.direction == kind::recv);
+    op_.pending = false;
+  }
+
+  /// @brief Whether the operation has completed (MPI_Test); once true, the request is complete
+  /// as after wait().
+  /// @throws as wait().
+  [[nodiscard]] bool test(call_site where = call_site::current()) {
+    if (!pending()) return true;
+    int flag = 0;
+    MPI_Status s;
+    const int code = MPI_Test(&req_, &flag, &s);
+    if (code == MPI_SUCCESS && flag == 0) return false;
+    complete(code, s, "MPI_Test", where);
+    return true;
+  }
+
+ private:
+  enum class kind {
+    send,  ///< isend()
+    recv,  ///< irecv()
+  };
+  struct operation {
+    bool pending = false;
+    kind direction = kind::send;
+    path route = path::direct;
+    unsigned char* data = nullptr;  // the user's range
+    std::size_t count = 0;          // elements of the range
+    std::size_t element_size = 1;
+    std::size_t basic_per_element = 1;  // MPI basic elements in one element (MPI_Get_elements_x)
+    stream_ref stream{};
+    optional_location back{};  // via_host receives: where to prefetch the range afterwards
+  };
+
+  template <class T>
+  friend request isend_impl(const detail::span<const T>&, int, int, MPI_Comm, stream_ref,
+                            call_site);
+  template <class T>
+  friend request irecv_impl(const detail::span<T>&, int, int, MPI_Comm, stream_ref, call_site);
+
+  /// What isend_impl and irecv_impl share: the operation's description and its MPI datatype.
+  template <class T>
+  void start(kind k, const detail::span<T>& sp, stream_ref s, call_site where) {
+    using U = std::remove_cv_t<T>;
+    op_.direction = k;
+    op_.route = detail::path_of(sp, where);
+    op_.data = reinterpret_cast<unsigned char*>(const_cast<U*>(sp.data));
+    op_.count = sp.size;
+    op_.element_size = sizeof(U);
+    op_.basic_per_element = detail::builtin_datatype<U>::value ? 1 : sizeof(U);
+    op_.stream = s;
+    type_ = detail::message_type(datatype<U>(where), sp.size, where);
+  }
+
+  /// Where MPI reads or writes: the staging buffer, or the range itself.
+  unsigned char* buffer() const noexcept {
+    return op_.route == path::staged ? staging_.get() : op_.data;
+  }
+
+  /// After MPI_Wait or MPI_Test said the message is done (or failed): a receive's count, its
+  /// staged copy in, its prefetch back. The request is complete whatever happens.
+  void complete(int code, const MPI_Status& s, const char* call, call_site where) {
+    op_.pending = false;
+    if (code != MPI_SUCCESS) {
+      // MPI_ERR_IN_STATUS cannot come from a single request; the status holds no more.
+      detail::throw_mpi(code, call, where,
+                        op_.direction == kind::recv ? "receiving into the range" : "sending");
+    }
+    if (op_.direction == kind::send) return;
+    st_.source = s.MPI_SOURCE;
+    st_.tag = s.MPI_TAG;
+    MPI_Count elements = 0;
+    detail::check(MPI_Get_elements_x(&s, type_.type(), &elements), "MPI_Get_elements_x", where);
+    const auto basic = static_cast<MPI_Count>(op_.basic_per_element);
+    if (elements == MPI_UNDEFINED || elements < 0 || elements % basic != 0) {
+      detail::throw_mpi(MPI_ERR_TYPE, "unimem::mpi::recv", where,
+                        "the message is not a whole number of elements of the receive range");
+    }
+    st_.count = static_cast<std::size_t>(elements / basic);
+    const std::size_t bytes = st_.count * op_.element_size;
+    if (op_.route == path::staged && bytes > 0) {
+      detail::copy_in_order(op_.data, staging_.get(), bytes, op_.stream, where);
+      op_.stream.synchronize(where);
+    }
+    if (op_.route == path::via_host && op_.back.has_value() && op_.back->is_device() &&
+        bytes > 0) {
+      (void)prefetch(view<unsigned char>(op_.data, bytes), *op_.back, op_.stream, where);
+    }
+  }
+
+  MPI_Request req_ = MPI_REQUEST_NULL;
+  detail::message_type type_;
+  detail::staging staging_;
+  status st_;
+  operation op_;
+};
+
+/// @brief Completes every request given (in order; each completes even when an earlier one
+/// throws, and the first exception is rethrown after all are complete).
+template <class... Requests>
+void wait_all(Requests&... rs) {
+  std::exception_ptr first;
+  auto one = [&first](request& r) {
+    try {
+      (void)r.wait();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  };
+  (one(rs), ...);
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace mpi
+UNIMEM_END_NAMESPACE

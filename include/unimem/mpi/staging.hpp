@@ -1,0 +1,248 @@
+// unimem::mpi: What unimem::mpi sees of a range (its data, size and memory), the path it takes, the stream
+// order before MPI touches it, and the pinned staging buffers kept for reuse. Internal:
+// included by the headers that communicate.
+/// @file
+/// @brief unimem::mpi's ranges, their paths, and the pinned staging buffers (internal).
+#pragma once
+
+#include <mpi.h>
+
+#include "../unimem.hpp"
+#include "path.hpp"
+#include "settings.hpp"
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+UNIMEM_BEGIN_NAMESPACE
+namespace mpi {
+
+namespace detail {
+
+/// A contiguous range as unimem::mpi sees it.
+template <class T>
+struct span {
+  T* data;
+  std::size_t size;
+  memory kind;
+};
+
+inline memory from_backend(::unimem::detail::backend::pointer_memory m) noexcept {
+  using pm = ::unimem::detail::backend::pointer_memory;
+  switch (m) {
+    case pm::pinned: return memory::pinned;
+    case pm::device: return memory::device;
+    case pm::managed: return memory::managed;
+    case pm::pageable:
+    case pm::unknown: break;
+  }
+  return memory::pageable;  // unknown: not memory any GPU runtime of this process made
+}
+
+template <class Kind>
+constexpr memory memory_of_kind() noexcept {
+  if constexpr (std::is_same<Kind, managed_memory>::value) {
+    return memory::managed;
+  } else if constexpr (std::is_same<Kind, device_memory>::value) {
+    return memory::device;
+  } else {
+    static_assert(std::is_same<Kind, pinned_memory>::value, "an unknown unimem memory kind");
+    return memory::pinned;
+  }
+}
+
+template <class T>
+memory runtime_memory_of(const T* p) noexcept {
+  if (p == nullptr) return memory::pageable;
+  return from_backend(::unimem::detail::backend::memory_of(p));
+}
+
+/// The range r as (data, size, memory): unimem's buffers and containers that declare a memory
+/// kind at compile time; built-in arrays as pageable; views and other containers (std::vector,
+/// whose allocator may be a pmr resource of device memory) by asking the runtime, pageable when
+/// it does not know the pointer.
+template <class R>
+auto span_of(R& r) {
+  using C = std::remove_cv_t<std::remove_reference_t<R>>;
+  using kind = ::unimem::detail::declared_memory_kind_t<C>;
+  if constexpr (::unimem::detail::viewable_v<R>) {
+    auto v = to_view(r);
+    using T = typename decltype(v)::element_type;
+    if constexpr (!std::is_void<kind>::value) {
+      return span<T>{v.data(), v.size(), memory_of_kind<kind>()};
+    } else {
+      return span<T>{v.data(), v.size(), runtime_memory_of(v.data())};
+    }
+  } else {
+    auto* p = ::unimem::detail::range_data(r);
+    using T = std::remove_pointer_t<decltype(p)>;
+    const std::size_t n = ::unimem::detail::range_size(r);
+    if constexpr (std::is_array<C>::value) {
+      return span<T>{p, n, memory::pageable};
+    } else {
+      return span<T>{p, n, runtime_memory_of(p)};
+    }
+  }
+}
+
+inline int as_int(std::size_t n) noexcept { return static_cast<int>(n); }
+
+/// Whether a range passed as R&& stays alive after the call: a named object, or a temporary
+/// that owns nothing (a view: trivially copyable).
+template <class R>
+constexpr bool outlives_request_v =
+    std::is_lvalue_reference<R>::value || std::is_trivially_copyable<std::remove_reference_t<R>>::value;
+
+/// Whether managed memory at [p, p + bytes) lives on the host for the automatic policy (the
+/// current device's capability decides whether pages can live anywhere else).
+inline bool managed_on_host(const void* p, std::size_t bytes, call_site where) {
+  if (bytes == 0) return true;
+  if (!::unimem::detail::device_migrates(::unimem::detail::current_device_id(where), where)) {
+    return true;  // AMD without XNACK: managed memory is host memory the GPU maps
+  }
+  namespace be = ::unimem::detail::backend;
+  // Mapped (preferred location host: an intent map) or last prefetched to the host.
+  for (const be::range_attribute a :
+       {be::range_attribute::preferred_location, be::range_attribute::last_prefetch_location}) {
+    int id = be::no_location_id;
+    const auto q = be::range_attribute_ints(&id, 1, a, p, bytes);
+    if (q.code != be::success) {
+      be::forget_if_last(q.code);
+      return false;
+    }
+    if (id == be::host_location_id) return true;
+  }
+  return false;
+}
+
+template <class T>
+path path_of(const span<T>& s, call_site where) {
+  const bool aware = current_gpu_awareness().device_pointers;
+  const managed_path policy = current_settings().managed;
+  const bool on_host = s.kind == memory::managed && !aware && policy == managed_path::automatic
+                           ? managed_on_host(s.data, s.size * sizeof(T), where)
+                           : false;
+  return choose_path(s.kind, aware, policy, on_host);
+}
+
+/// Before MPI touches a range directly: the work queued on s is done; without a stream, every
+/// GPU's work (a kernel anywhere may write the range) unless the range is pageable memory.
+inline void settle(memory m, stream_ref s, call_site where) {
+  if (!s.is_default()) {
+    s.synchronize(where);
+  } else if (m != memory::pageable) {
+    synchronize_all_devices(where);
+  }
+}
+
+/// Before staging copies queued on s: stream order covers the work on s; without a stream,
+/// every GPU's work is waited for (a kernel on a non-blocking stream may use the range).
+inline void settle_for_copies(stream_ref s, call_site where) {
+  if (s.is_default()) synchronize_all_devices(where);
+}
+
+// ---- pinned staging: blocks by power-of-two size, kept for reuse ----
+
+class staging_pool {
+ public:
+  static constexpr std::size_t min_shift = 16;  // 64 KiB
+  static constexpr std::size_t classes = 40;
+  static constexpr std::size_t per_class = 4;
+
+  void* take(std::size_t bytes, std::size_t* cls_out, call_site where) {
+    std::size_t cls = 0;
+    while ((std::size_t{1} << (min_shift + cls)) < bytes) ++cls;
+    *cls_out = cls;
+    {
+      const ::unimem::detail::spin_guard g(lock_);
+      for (std::size_t i = 0; i < per_class; ++i) {
+        if (free_[cls][i] != nullptr) return std::exchange(free_[cls][i], nullptr);
+      }
+    }
+    return pinned_memory::allocate(std::size_t{1} << (min_shift + cls), "unimem::mpi staging",
+                                   where);
+  }
+  void give(void* p, std::size_t cls) noexcept {
+    {
+      const ::unimem::detail::spin_guard g(lock_);
+      for (std::size_t i = 0; i < per_class; ++i) {
+        if (free_[cls][i] == nullptr) {
+          free_[cls][i] = p;
+          return;
+        }
+      }
+    }
+    pinned_memory::deallocate(p, std::size_t{1} << (min_shift + cls));
+  }
+  std::size_t release() noexcept {
+    std::size_t bytes = 0;
+    const ::unimem::detail::spin_guard g(lock_);
+    for (std::size_t c = 0; c < classes; ++c) {
+      for (std::size_t i = 0; i < per_class; ++i) {
+        if (void* p = std::exchange(free_[c][i], nullptr)) {
+          pinned_memory::deallocate(p, std::size_t{1} << (min_shift + c));
+          bytes += std::size_t{1} << (min_shift + c);
+        }
+      }
+    }
+    return bytes;
+  }
+
+ private:
+  void* free_[classes][per_class] = {};
+  mutable ::unimem::detail::atomic_cell<int> lock_{0};
+};
+
+inline staging_pool& pool() {
+  static staging_pool* p = new staging_pool();  // never destroyed: buffers freed at exit time
+  return *p;                                    // by other statics still find it
+}
+
+/// A pinned staging block, back to the pool when destroyed.
+class staging {
+ public:
+  staging() noexcept = default;
+  staging(std::size_t bytes, call_site where) : p_(pool().take(bytes, &cls_, where)) {}
+  staging(const staging&) = delete;
+  staging& operator=(const staging&) = delete;
+  staging(staging&& o) noexcept : p_(std::exchange(o.p_, nullptr)), cls_(o.cls_) {}
+  staging& operator=(staging&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(cls_, o.cls_);
+    return *this;
+  }
+  ~staging() {
+    if (p_ != nullptr) pool().give(p_, cls_);
+  }
+  unsigned char* get() const noexcept { return static_cast<unsigned char*>(p_); }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t cls_ = 0;
+};
+
+inline void copy_in_order(void* dst, const void* src, std::size_t bytes, stream_ref s,
+                          call_site where) {
+  ::unimem::detail::check(
+      ::unimem::detail::backend::memcpy_async(dst, src, bytes,
+                                              ::unimem::detail::backend::copy_kind::infer, s.get()),
+      where);
+}
+
+/// Cancels (a receive) or completes (a send) a posted MPI request after a failure, so that
+/// nothing stays matched to the range. Never throws.
+inline void abandon(MPI_Request& r, bool receive) noexcept {
+  if (r == MPI_REQUEST_NULL) return;
+  int done = 0;
+  MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+  if (done == 0) {
+    if (receive) MPI_Cancel(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+  }
+}
+
+}  // namespace detail
+
+}  // namespace mpi
+UNIMEM_END_NAMESPACE

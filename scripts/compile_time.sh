@@ -32,6 +32,9 @@
 #   raw, realistic    the raw TU after #include <string>, <vector> and <cstdio>: what a user's
 #                     translation unit already includes (on AMD hip_runtime.h includes <string>
 #                     itself). The baseline of the realistic rows.
+#   <unimem/H>, realistic TU
+#                     each value-type header again in the realistic TU (against raw, realistic):
+#                     the row its target judges; the empty-TU row above is informational.
 #   umbrella          raw + #include <unimem/unimem.hpp>, in the empty TU and in the realistic
 #                     one (against raw, realistic).
 #   vector_add        examples/vector_add.cpp as is, against scripts/compile_time/vector_add_raw.cu
@@ -47,21 +50,27 @@
 # Every TU of a toolchain gets the same flags (-I include, the UNIMEM_BACKEND_* define the CMake
 # target passes). Repetitions are interleaved (raw, h1, ..., h8, raw, h9, ..., then again from
 # raw) so that a burst of load on a noisy machine spreads over all TUs instead of hitting all
-# compiles of one; raw, the baseline of nearly every ratio, runs after every 8 TUs.
+# compiles of one; raw and raw, realistic, the baselines of nearly every ratio, run again after
+# every 8 TUs.
 #
 # Table columns: median wall seconds and its ratio to the baseline, median CPU seconds (user +
 # system of the compiler's processes, less disturbed by other load) and its ratio, the
 # baseline, the target and MET/MISSED (judged on the wall ratio, or the CPU one with --by cpu).
-# After each toolchain's table, its two headline targets again, with the ratios shown beside
-# them.
+# After each toolchain's table, its headline targets again (umbrella, vector_add, and the worst
+# value-type header in the realistic TU), with the ratios shown beside them.
 #
 # Targets (MET/MISSED lines; issue 25 judges them on the TUs users have): the umbrella header
 # in the realistic TU <= 1.3 x raw, realistic (its ratio in the empty TU is shown beside it,
 # without a target); vector_add with separate compilation in the realistic TU <= 1.3 x
 # vector_add_raw in the realistic TU (the program as written, whose TU includes no <string> or
-# <vector>, and the header-only row are shown beside it, without a target); each
-# value-type header that exists (config, version, view, location, launch_config, stream_ref,
-# argument_error, kernel_argument) <= 1.05 x raw. A TU that does not compile fails its target.
+# <vector>, and the header-only row are shown beside it, without a target); each value-type
+# header that exists (config, version, view, location, launch_config, stream_ref,
+# argument_error, kernel_argument) in the realistic TU <= 1.05 x raw, realistic (its ratio in
+# the empty TU is printed beside it, in its own row, without a target: since issue 25 the
+# argument errors derive from the std logic_error classes, so argument_error.hpp and the headers
+# that throw them (view, launch_config, kernel_argument) include <stdexcept>, which brings
+# <string>, a cost the empty TU charges to unimem but users' TUs have already paid). A TU that
+# does not compile fails its target.
 #
 # Plain C++ pass (g++): each value-type header alone, `g++ -std=c++17 -fsyntax-only`, once with
 # -DUNIMEM_BACKEND_CUDA and once with -DUNIMEM_BACKEND_HIP -D__HIP_PLATFORM_AMD__, with no GPU
@@ -239,18 +248,21 @@ run_timed() {
   write_tu "${file[1]}" "" realistic
   # The rows the summary after the table names (empty: not measured).
   local i_umb="" i_umb_real="" i_va_hdr="" i_va_sep="" i_va_real=""
+  local -a i_val_real=()  # the realistic-TU row of each value-type header
   local h b n i
   for h in "${headers[@]}"; do
     [ "$h" = compiled.hpp ] && continue  # the separate-compilation source: its own row below
-    if is_value_header "$h"; then
-      name+=("<unimem/$h>") target+=("$target_value")
-    elif [ $quick = 1 ]; then
-      continue
-    else
-      name+=("<unimem/$h>") target+=("")
-    fi
-    file+=("$dir/h_${h%.hpp}.$ext") base+=(0) flags+=("")
+    is_value_header "$h" || [ $quick = 0 ] || continue
+    name+=("<unimem/$h>") file+=("$dir/h_${h%.hpp}.$ext") base+=(0) target+=("") flags+=("")
     write_tu "${file[-1]}" "$h"
+    # A value-type header is judged in the realistic TU (issue 25: <stdexcept> brings <string>,
+    # which users' TUs already include); the empty-TU row above stays, informational.
+    if is_value_header "$h"; then
+      i_val_real+=("${#name[@]}")
+      name+=("<unimem/$h>, realistic TU") file+=("$dir/h_${h%.hpp}_real.$ext") base+=(1)
+      target+=("$target_value") flags+=("")
+      write_tu "${file[-1]}" "$h" realistic
+    fi
   done
   i_umb=${#name[@]}
   name+=("umbrella <unimem/unimem.hpp>") file+=("$dir/umbrella.$ext") base+=(0) target+=("")
@@ -398,7 +410,7 @@ run_timed() {
     shift 3
     [ -n "$row" ] && r=${shown[row]}
     if [ "$r" != "-" ] && awk -v x="$r" -v t="$t" 'BEGIN { exit !(x <= t) }'; then v=MET; fi
-    printf '   %-50s %7s  <= %s  %-6s  %s\n' "$label" "${r}x" "$t" "$v" "$*"
+    printf '   %-50s %7s  <= %-4s  %-6s  %s\n' "$label" "${r}x" "$t" "$v" "$*"
   }
   local r_umb=- r_hdr=- r_sep=-
   [ -n "$i_umb" ] && r_umb=${shown[i_umb]}
@@ -409,6 +421,20 @@ run_timed() {
     "(empty TU: ${r_umb}x)"
   summary_line "vector_add, separate compilation, realistic TU" "$i_va_real" \
     "$target_vector_add" "(as written, no <string>/<vector>: ${r_sep}x; header-only: ${r_hdr}x)"
+  # The worst value-type header in the realistic TU (a row not measured, "-", counts as worst).
+  if [ ${#i_val_real[@]} -gt 0 ]; then
+    local i_worst=${i_val_real[0]}
+    for i in "${i_val_real[@]}"; do
+      [ "${shown[i_worst]}" = "-" ] && break
+      if [ "${shown[i]}" = "-" ] ||
+         awk -v x="${shown[i]}" -v w="${shown[i_worst]}" 'BEGIN { exit !(x > w) }'; then
+        i_worst=$i
+      fi
+    done
+    h=${name[i_worst]%%>*}
+    summary_line "value-type headers, realistic TU: worst" "$i_worst" "$target_value" \
+      "(${h#<unimem/}; its empty TU: ${shown[i_worst - 1]}x)"
+  fi
   echo
 }
 

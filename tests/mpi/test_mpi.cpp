@@ -700,6 +700,27 @@ TEST(MpiGpu, PlainMpiPeersExchangeWithEveryKind) {
   }
 }
 
+// The pinned staging blocks are kept by size class and reused: a second staged message of the
+// same size takes the first one's block. (A member initialiser once reset the class to 0, so
+// every block above 64 KiB was allocated and freed again per message.)
+TEST(MpiGpu, StagingBlocksAreKeptInTheirClassAndReused) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  (void)unimem::mpi::release_staging();
+  const std::size_t bytes = std::size_t{4} << 20;
+  void* first = nullptr;
+  {
+    unimem::mpi::detail::staging a(bytes, {__FILE__, __LINE__});
+    first = a.get();
+    EXPECT_EQ(std::size_t{1} << (unimem::mpi::detail::staging_pool::min_shift + a.size_class()),
+              bytes);
+  }
+  {
+    unimem::mpi::detail::staging b(bytes, {__FILE__, __LINE__});
+    EXPECT_EQ(b.get(), first) << "the block of the same class was not reused";
+  }
+  EXPECT_EQ(unimem::mpi::release_staging(), bytes) << "the pool filed the block under its class";
+}
+
 TEST(MpiGpu, WithoutAStreamEveryGpusWorkIsDoneFirst) {
   UNIMEM_MPI_REQUIRE_GPU();
   const std::size_t n = 1 << 16;

@@ -202,12 +202,6 @@ struct seven {
   int v = 7;  // not trivially default constructible: value-initialised by the CPU
 };
 
-// Forgets a pretended migration capability however the test ends.
-struct capability_restorer {
-  int device;
-  ~capability_restorer() { unimem::detail::set_migration_capability_for_testing(device, -1); }
-};
-
 bool all_zero(const unimem::managed_buffer<float>& b) {
   std::size_t nonzero = 0;
   for (float v : b) nonzero += v != 0.0f;
@@ -253,8 +247,7 @@ TEST(ManagedBufferGpu, LargeTrivialArraysAreZeroedOnTheGpuSmallOnesOnTheCpu) {
 TEST(ManagedBufferGpu, ValueInitialisationStaysOnTheCpuWhereTheDeviceCannotMigrate) {
   UNIMEM_REQUIRE_GPU();
   const int d = unimem::device::current().device_id();
-  capability_restorer restore{d};
-  unimem::detail::set_migration_capability_for_testing(d, 0);  // pretend: no migration
+  const unimem_test::pretend_no_migration no(d);
   unimem::managed_buffer<float> big(4 * unimem::gpu_value_init_min_bytes / sizeof(float));
   EXPECT_TRUE(all_zero(big));
   EXPECT_FALSE(big.last_prefetch_location().has_value());

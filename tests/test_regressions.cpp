@@ -161,17 +161,6 @@ std::size_t count_not_equal(const unimem::managed_buffer<T>& b, T expected) {
       GTEST_SKIP() << "needs two GPUs; unimem::device_count() == " << unimem::device_count(); \
   } while (0)
 
-/// Pretends device `id` cannot migrate managed pages for the scope.
-struct pretend_no_migration {
-  explicit pretend_no_migration(int id) : id_(id) {
-    unimem::detail::set_migration_capability_for_testing(id_, 0);
-  }
-  ~pretend_no_migration() { unimem::detail::set_migration_capability_for_testing(id_, -1); }
-  pretend_no_migration(const pretend_no_migration&) = delete;
-  pretend_no_migration& operator=(const pretend_no_migration&) = delete;
-  int id_;
-};
-
 }  // namespace
 
 // ---- bug 8: dims::volume() and launch_config::threads() wrapped around ----
@@ -361,7 +350,7 @@ TEST(RegressionMultiGpu, ReadyForHostOnAGpuThatCannotMigrateWaitsForEveryGpu) {
     unimem::launch(regression_fill, unimem::grid_for(n), m, n, 99);
   }
   {
-    pretend_no_migration no(0);
+    unimem_test::pretend_no_migration no(0);
     EXPECT_EQ(m.ready_for_host(s0), unimem::hint_status::unsupported);
   }
   EXPECT_EQ(count_not_equal(m, 99), 0u) << "the CPU read while GPU 1 was still writing: m[0] = "

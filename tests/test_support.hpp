@@ -26,6 +26,16 @@ inline bool lists(const unimem::location_list& by, unimem::location l) {
   return std::find(by.begin(), by.end(), l) != by.end();
 }
 
+/// Pretends device `id` cannot migrate managed pages for the scope (the real answer after it).
+struct pretend_no_migration {
+  explicit pretend_no_migration(int id) : id_(id) {
+    unimem::detail::set_migration_capability_for_testing(id_, 0);
+  }
+  ~pretend_no_migration() { unimem::detail::set_migration_capability_for_testing(id_, -1); }
+  pretend_no_migration(const pretend_no_migration&) = delete;
+  pretend_no_migration& operator=(const pretend_no_migration&) = delete;
+  int id_;
+};
 
 /// Runs attempt() until one run took no page fault in the process from start to end, and returns
 /// that run's verdict (false, with a failure, when none of 10 was quiet). A fault anywhere makes

@@ -141,7 +141,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
                   "value-initialisation only for trivially default constructible T; use "
                   "managed_buffer(n, first_touch(...), unimem::uninitialized) and a kernel");
     if (ft.location && ft.location->is_host()) {
-      for (T* p = this->begin(); p != this->end(); ++p) ::new (static_cast<void*>(p)) T();
+      this->value_initialize_on_cpu();
     } else {
       detail::first_touch_bytes(this->data(), this->size_bytes(), ft, true, &record_, where);
     }

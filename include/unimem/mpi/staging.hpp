@@ -206,7 +206,7 @@ class staging {
   // In the body, not the member initialisers: take() writes cls_, which a member initialiser of
   // p_ would run before cls_'s own (= 0) ran and undid. That put every block back in the
   // 64 KiB class, so no block above it was ever reused: every staged message above 64 KiB paid
-  // a cudaMallocHost and a cudaFreeHost (0.20-0.30 of raw staging from 4 MiB on, issue 26).
+  // a pinned allocation and its release (0.20-0.30 of raw staging from 4 MiB on, issue 26).
   staging(std::size_t bytes, call_site where) { p_ = pool().take(bytes, &cls_, where); }
   /// The block's size class (what the pool files it under when it is given back).
   std::size_t size_class() const noexcept { return cls_; }

@@ -1,5 +1,7 @@
 // 3. Launch overhead: the host's cost of enqueueing an empty and a 4-argument kernel, raw
-// <<<>>> vs unimem::launch.
+// <<<>>> vs unimem::launch; and what tags add once their ranges are in place: tags over
+// managed_buffers (their placement records answer, no runtime call), mapped tags, and tags over
+// views of device memory (no record: one pointer query a view, nothing placed).
 #include <unimem/unimem.hpp>
 
 #include "harness.hpp"
@@ -25,6 +27,8 @@ void launch_overhead(const options& o) {
   unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   const raw_stream_t rs = s.get();
   unimem::managed_buffer<float> a(1024, 1.0f), b(1024, 1.0f), c(1024);
+  unimem::managed_buffer<float> ta(1024, 1.0f), tb(1024, 1.0f), tc(1024);
+  unimem::device_buffer<float> da(1024), db(1024), dc(1024);
   float* pa = a.data();
   float* pb = b.data();
   float* pc = c.data();
@@ -34,7 +38,7 @@ void launch_overhead(const options& o) {
   // of enqueueing, not the GPU's pace; raw and unimem batches alternate.
   const int batch = 500;
   const int batches = std::max(1, o.launches / batch);
-  std::vector<double> raw_empty, um_empty, raw_args, um_args, um_mapped;
+  std::vector<double> raw_empty, um_empty, raw_args, um_args, um_mapped, um_tagged, um_views;
   auto per_launch_us = [&](auto&& body) {
     RAW_CHECK(RAW(StreamSynchronize)(rs));
     const auto t = clock_type::now();
@@ -54,6 +58,18 @@ void launch_overhead(const options& o) {
                    unimem::in(b, unimem::intent::map), unimem::out(c, unimem::intent::map), n);
   };
   mapped_launch();
+  // Tags over buffers already on the GPU: placed by the first launch (before timing), then
+  // their records say so and a launch makes no runtime call for them.
+  auto tagged_launch = [&] {
+    unimem::launch(bench_args, cfg, unimem::in(ta), unimem::in(tb), unimem::out(tc), n);
+  };
+  tagged_launch();
+  // Tags over views of device memory: a view carries no record, so each tag asks the runtime
+  // what memory it points to (device memory never moves: nothing is placed).
+  auto view_launch = [&] {
+    unimem::launch(bench_args, cfg, unimem::in(da.view()), unimem::in(db.view()),
+                   unimem::out(dc.view()), n);
+  };
   for (int k = 0; k < batches; ++k) {
     if (k % 20 == 0) progress("[launch overhead] batch " + std::to_string(k + 1) + "/" + std::to_string(batches));
     raw_empty.push_back(per_launch_us([&] { bench_empty<<<1, 32, 0, rs>>>(); }));
@@ -61,6 +77,8 @@ void launch_overhead(const options& o) {
     raw_args.push_back(per_launch_us([&] { bench_args<<<1, 32, 0, rs>>>(pa, pb, pc, n); }));
     um_args.push_back(per_launch_us([&] { unimem::launch(bench_args, cfg, a, b, c, n); }));
     um_mapped.push_back(per_launch_us(mapped_launch));
+    um_tagged.push_back(per_launch_us(tagged_launch));
+    um_views.push_back(per_launch_us(view_launch));
   }
   progress_done();
   RAW_CHECK(RAW(GetLastError)());
@@ -69,6 +87,8 @@ void launch_overhead(const options& o) {
   add_row("launch", "4-arg-kernel", "raw", "enqueue", "us", raw_args);
   add_row("launch", "4-arg-kernel", "unimem", "enqueue", "us", um_args);
   add_row("launch", "4-arg-mapped-tags", "unimem", "enqueue", "us", um_mapped);
+  add_row("launch", "4-arg-placed-tags", "unimem", "enqueue", "us", um_tagged);
+  add_row("launch", "4-arg-device-view-tags", "unimem", "enqueue", "us", um_views);
 }
 
 }  // namespace unimem_bench

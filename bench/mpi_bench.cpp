@@ -1,6 +1,7 @@
 // unimem-mpi-bench: unimem::mpi against MPI written by hand, two ranks with one GPU each.
 // Run: mpiexec -n 2 unimem-mpi-bench [--iterations N] [--cols N] [--rows N] [--reps N]
-// [--max-mib N] [--only halo,bandwidth,awareness] [--csv FILE] [--quick]. Rank 0 prints.
+// [--max-mib N] [--only halo,bandwidth,overlap,awareness] [--csv FILE] [--quick]. Rank 0
+// prints.
 //
 //   awareness  what unimem::mpi found: GPU-aware or not (and who said so), the MPI library,
 //              the managed path, the ranks and their GPUs.
@@ -15,6 +16,13 @@
 //   bandwidth  ping-pong 4 KiB .. --max-mib (powers of 4), GB/s = 2 x size / round trip, for
 //              managed (prefetched to the GPU), device and pinned buffers through unimem::mpi,
 //              and raw MPI on pinned memory and hand-staged device memory.
+//   overlap    a kernel that runs while a message is in flight (issue 26): each rank fills a
+//              device_buffer of 16 MiB on stream s, exchanges it with the other rank
+//              (isend/irecv on s: staged), and runs an independent kernel of about 2 ms on a
+//              second stream. sequential: the independent kernel, then the exchange.
+//              overlapped: irecv, isend (returns before the fill and its copy are done), the
+//              independent kernel, wait_all. Printed: how long isend took to return, both
+//              totals and overlapped / sequential (the closer to max/sum, the more overlap).
 //
 // The data is checked: the halo grids against a host model of the exchange, every ping-pong
 // size by a pattern sent each way. Exit status: 0 done (targets met or not: the last line
@@ -62,6 +70,14 @@ __global__ void pattern_fill(double* p, std::size_t n, double base) {
   }
 }
 
+/// Busy for about `cycles` clock cycles on one block: work that does not touch the message.
+__global__ void busy_kernel(long long cycles, unsigned long long* sink) {
+  const long long start = clock64();
+  long long now = start;
+  while (now - start < cycles) now = clock64();
+  if (threadIdx.x == 0 && now == 0) *sink = 1;  // never: keeps the loop
+}
+
 /// *bad += the elements with p[i] != base + i.
 __global__ void pattern_check(const double* p, std::size_t n, double base,
                               unsigned long long* bad) {
@@ -90,7 +106,7 @@ const char* const usage =
     "usage: mpiexec -n 2 unimem-mpi-bench [--iterations N] [--cols N] [--rows N] [--reps N]\n"
     "                                     [--max-mib N] [--only SECTION,...] [--csv FILE] "
     "[--quick]\n"
-    "  sections: awareness, halo, bandwidth (default: all)\n"
+    "  sections: awareness, halo, bandwidth, overlap (default: all)\n"
     "  --iterations  timed halo iterations per repetition (1000)\n"
     "  --cols        doubles per halo row (8192)\n"
     "  --rows        interior grid rows per rank (16, at least 2)\n"
@@ -137,8 +153,8 @@ std::string parse(int argc, char** argv, options& o) {
       while (at < o.only.size()) {
         const std::size_t comma = o.only.find(',', at);
         const std::string name = o.only.substr(at, comma - at);
-        if (name != "awareness" && name != "halo" && name != "bandwidth") {
-          return "--only: unknown section '" + name + "' (awareness, halo, bandwidth)";
+        if (name != "awareness" && name != "halo" && name != "bandwidth" && name != "overlap") {
+          return "--only: unknown section '" + name + "' (awareness, halo, bandwidth, overlap)";
         }
         at = comma + 1;
       }
@@ -741,6 +757,82 @@ void write_csv(const options& o) {
   std::printf("\nCSV written to %s\n", o.csv.c_str());
 }
 
+// ---------------------------------------------------------------------------------- overlap
+
+void overlap(const options& o) {
+  const std::size_t bytes = std::size_t{16} << 20, n = bytes / sizeof(double);
+  const int peer = 1 - g_rank;
+  const int iterations = std::max(5, o.iterations / 20);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+  unimem::stream other(unimem::stream::blocking_mode::non_blocking);
+  unimem::device_buffer<double> out(n), in(n);
+  unimem::device_buffer<unsigned long long> sink(1);
+  const auto fill_cfg = unimem::launch_config(1024, 256, 0, s);
+  const auto busy_cfg = unimem::launch_config(1, 32, 0, other);
+  const long long cycles = 4000000;  // about 2 ms at 2 GHz: longer than the exchange
+  double return_us = 0;  // isend's time to return, summed
+  long long isends = 0;
+  auto fill = [&](int it) {
+    unimem::launch(pattern_fill, fill_cfg, out, n, 1e9 * (g_rank + 1) + it);
+  };
+  auto sequential = [&](int it) {
+    fill(it);
+    unimem::launch(busy_kernel, busy_cfg, cycles, sink);
+    other.synchronize();
+    (void)um::sendrecv(out, peer, 7, in, peer, 7, MPI_COMM_WORLD, s);
+  };
+  auto overlapped = [&](int it) {
+    fill(it);
+    um::request rx = um::irecv(in, peer, 8, MPI_COMM_WORLD, s);
+    const auto t0 = clock_type::now();
+    um::request tx = um::isend(out, peer, 8, MPI_COMM_WORLD, s);
+    return_us += std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+    ++isends;
+    unimem::launch(busy_kernel, busy_cfg, cycles, sink);  // runs while the message travels
+    um::wait_all(tx, rx);
+    other.synchronize();
+  };
+  checker check;
+  unsigned long long wrong = 0;
+  std::vector<double> seq_us, ovl_us;
+  for (int rep = 0; rep < o.reps; ++rep) {
+    for (int it = 0; it < 2; ++it) {  // warm-up
+      sequential(it);
+      overlapped(it);
+    }
+    return_us = 0;
+    isends = 0;
+    seq_us.push_back(1e6 / iterations * timed([&] {
+      for (int it = 0; it < iterations; ++it) sequential(it);
+    }));
+    ovl_us.push_back(1e6 / iterations * timed([&] {
+      for (int it = 0; it < iterations; ++it) overlapped(it);
+    }));
+    s.synchronize();
+    wrong += check.wrong(in.data(), n, 1e9 * (peer + 1) + (iterations - 1));
+  }
+  const unsigned long long all = sum_over_ranks(wrong);
+  if (all != 0) {
+    if (g_rank == 0) {
+      std::fprintf(stderr, "unimem-mpi-bench: WRONG RESULT: overlap: %llu elements differ\n", all);
+    }
+    throw wrong_result("wrong overlap data");
+  }
+  const stats sq = summarize(seq_us), ov = summarize(ovl_us);
+  const double ret = isends > 0 ? return_us / static_cast<double>(isends) : 0;
+  record("overlap", "sequential", bytes, sq.median, "us");
+  record("overlap", "overlapped", bytes, ov.median, "us");
+  record("overlap", "isend-return", bytes, ret, "us");
+  if (g_rank == 0) {
+    std::printf("\n== overlap: a 16 MiB device_buffer exchanged (staged) while a 2 ms kernel runs "
+                "on another stream; %d iterations, median of %d\n", iterations, o.reps);
+    std::printf("  %-58s %10.2f us\n", "isend returned after (mean, last repetition)", ret);
+    std::printf("  %-58s %10.2f us\n", "sequential: kernel, then the exchange", sq.median);
+    std::printf("  %-58s %10.2f us\n", "overlapped: isend, kernel, wait", ov.median);
+  }
+  print_ratio("overlap: overlapped / sequential", ov.median / sq.median, 0);
+}
+
 int run(um::environment& env, int argc, char** argv) {
   g_rank = env.rank();
   const int size = env.size();
@@ -810,6 +902,7 @@ int run(um::environment& env, int argc, char** argv) {
     if (selected(o, "awareness")) awareness(ranks);
     if (selected(o, "halo")) halo(o, me.device);
     if (selected(o, "bandwidth")) bandwidth(o, me.device);
+    if (selected(o, "overlap")) overlap(o);
   } catch (const wrong_result&) {
     return 1;  // rank 0 said what; every rank is here
   } catch (const std::exception& e) {

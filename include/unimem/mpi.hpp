@@ -23,6 +23,7 @@
 
 #include "mpi/collectives.hpp"     // allreduce
 #include "mpi/datatype.hpp"        // datatype<T>(), has_builtin_datatype_v
+#include "mpi/deferred.hpp"        // flush()
 #include "mpi/environment.hpp"     // environment, local_rank(), use_local_device()
 #include "mpi/error.hpp"           // mpi::error
 #include "mpi/path.hpp"            // memory, path, choose_path(), to_string()

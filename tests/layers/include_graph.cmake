@@ -45,6 +45,7 @@ set(_allowed_error.hpp stdexcept)
 set(_allowed_argument_error.hpp stdexcept)
 set(_allowed_mpi/error.hpp stdexcept)  # mpi::error, a std::runtime_error
 set(_allowed_mpi/path.hpp string)      # mpi::to_string(path|memory), std::string
+set(_allowed_mpi/deferred.hpp mutex)   # the deferred sends, posted from any thread
 set(_umbrella_may_reach ${_light} string vector stdexcept)
 
 set(_root "${INCLUDE_DIR}/unimem")

@@ -741,6 +741,77 @@ TEST(MpiGpu, WithoutAStreamEveryGpusWorkIsDoneFirst) {
   EXPECT_EQ(hin, pattern(n, 80 + peer()));
 }
 
+// Issue 26, item 4: isend on a stream does not wait for the GPU. A kernel that runs for about
+// 100 ms writes the range; isend and test() return while it still runs; the message arrives
+// once it is done, with the kernel's data.
+TEST(MpiGpu, IsendOnAStreamReturnsWhileTheKernelBeforeItRuns) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  const std::size_t n = 1 << 16;
+  const long long spin = 200000000;  // about 100 ms at 2 GHz
+  for (int kind = 0; kind < 2; ++kind) {  // staged (device memory), then direct (pinned)
+    unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+    unimem::device_buffer<int> d(n), din(n);
+    unimem::pinned_buffer<int> p(n), pin(n);
+    const int seed = 110 + 2 * kind + rank(), tag = 110 + kind;
+    if (kind == 0) {
+      unimem::launch(slow_fill, unimem::grid_for(n).on(s), d, n, seed, spin);
+    } else {
+      unimem::launch(slow_fill, unimem::grid_for(n).on(s), p, n, seed, spin);
+    }
+    unimem::mpi::request rx = kind == 0 ? unimem::mpi::irecv(din, peer(), tag, MPI_COMM_WORLD, s)
+                                        : unimem::mpi::irecv(pin, peer(), tag, MPI_COMM_WORLD, s);
+    unimem::mpi::request tx = kind == 0 ? unimem::mpi::isend(d, peer(), tag, MPI_COMM_WORLD, s)
+                                        : unimem::mpi::isend(p, peer(), tag, MPI_COMM_WORLD, s);
+    EXPECT_FALSE(s.ready()) << "isend waited for the kernel (kind " << kind << ")";
+    EXPECT_FALSE(tx.test()) << "the message was sent before the kernel wrote it";
+    EXPECT_TRUE(tx.pending());
+    unimem::mpi::wait_all(tx, rx);
+    if (kind == 0) {
+      EXPECT_EQ(wrong_on_gpu(din, n, 110 + peer(), s), 0u);
+    } else {
+      s.synchronize();
+      EXPECT_EQ(std::vector<int>(pin.begin(), pin.end()), pattern(n, 112 + peer()));
+    }
+  }
+}
+
+// MPI's non-overtaking rule holds for sends that wait for the GPU: rank 0 sends a device
+// buffer a slow kernel writes (its message waits), then a host vector (ready at once) with the
+// same tag; rank 1, a plain MPI rank, receives them in that order. A cancelled send whose
+// message never left sends nothing.
+TEST(MpiGpu, SendsThatWaitForTheGpuKeepMpisOrder) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  const std::size_t n = 1 << 16;
+  const long long spin = 100000000;  // about 50 ms at 2 GHz
+  const int tag = 120;
+  if (rank() == 0) {
+    unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+    unimem::device_buffer<int> d(n), never(n);
+    const std::vector<int> h = pattern(n, 122);
+    unimem::launch(slow_fill, unimem::grid_for(n).on(s), never, n, 123, spin);
+    {
+      unimem::mpi::request dropped = unimem::mpi::isend(never, 1, tag, MPI_COMM_WORLD, s);
+      ASSERT_TRUE(dropped.pending());
+      dropped.cancel();  // its copy has not finished: the message was never posted
+    }
+    unimem::launch(slow_fill, unimem::grid_for(n).on(s), d, n, 121, spin);
+    unimem::mpi::request first = unimem::mpi::isend(d, 1, tag, MPI_COMM_WORLD, s);
+    unimem::mpi::request second = unimem::mpi::isend(h, 1, tag, MPI_COMM_WORLD, s);
+    unimem::mpi::wait_all(first, second);
+  } else {
+    std::vector<int> a(n, -1), b(n, -1);
+    ASSERT_EQ(MPI_Recv(a.data(), static_cast<int>(n), MPI_INT, 0, tag, MPI_COMM_WORLD,
+                       MPI_STATUS_IGNORE),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Recv(b.data(), static_cast<int>(n), MPI_INT, 0, tag, MPI_COMM_WORLD,
+                       MPI_STATUS_IGNORE),
+              MPI_SUCCESS);
+    EXPECT_EQ(a, pattern(n, 121)) << "the first message is not the device buffer's";
+    EXPECT_EQ(b, pattern(n, 122)) << "the second message is not the host vector's";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST(MpiGpu, AllreduceOverDeviceAndManagedMemory) {
   UNIMEM_MPI_REQUIRE_GPU();
   const std::size_t n = 1 << 20;

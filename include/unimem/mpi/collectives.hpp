@@ -7,6 +7,7 @@
 
 #include "../unimem.hpp"
 #include "datatype.hpp"
+#include "deferred.hpp"
 #include "error.hpp"
 #include "staging.hpp"
 
@@ -40,6 +41,7 @@ template <class In, class Out>
 void allreduce(const In& in, Out&& out, MPI_Op op, MPI_Comm comm = MPI_COMM_WORLD,
                stream_ref s = {}, call_site where = call_site::current()) {
   detail::require_initialized("unimem::mpi::allreduce");
+  flush();  // a deferred send may be what another rank waits for before it joins
   auto src = detail::span_of(in);
   auto dst = detail::span_of(out);
   using T = std::remove_pointer_t<decltype(dst.data)>;

@@ -31,19 +31,23 @@ request isend_impl(const detail::span<const T>& sp, int dest, int tag, MPI_Comm 
   const std::size_t bytes = sp.size * sizeof(U);
   if (r.op_.route == path::staged) {
     // One copy out in stream order, then one MPI message from the pinned buffer: what a
-    // hand-written staging does.
+    // hand-written staging does. On a stream, the message is posted once the copy is done
+    // (request::test(), wait(), flush()), and isend returns at once.
     if (bytes > 0) r.staging_ = detail::staging(bytes, where);
     detail::settle_for_copies(s, where);
     if (bytes > 0) detail::copy_in_order(r.staging_.get(), r.op_.data, bytes, s, where);
+    if (!s.is_default() && r.defer_send(s, dest, tag, comm, where)) return r;
     s.synchronize(where);
   } else if (r.op_.route == path::via_host) {
     (void)ready_for_host(view<const U>(sp.data, sp.size), s, where);
+  } else if (!s.is_default() && sp.kind != memory::pageable) {
+    // MPI reads the range itself once the work queued on s is done.
+    if (r.defer_send(s, dest, tag, comm, where)) return r;
+    s.synchronize(where);
   } else {
     detail::settle(sp.kind, s, where);
   }
-  detail::check(MPI_Isend(r.buffer(), r.type_.count(), r.type_.type(), dest, tag, comm, &r.req_),
-                "MPI_Isend", where);
-  r.op_.pending = true;
+  r.post_send(dest, tag, comm, where);
   return r;
 }
 
@@ -61,8 +65,9 @@ request irecv_impl(const detail::span<T>& sp, int source, int tag, MPI_Comm comm
   r.st_ = status{source, tag, 0};
   const std::size_t bytes = sp.size * sizeof(T);
   if (r.op_.route == path::staged) {
+    // MPI writes the pinned block; the copy into the range waits in wait() for the GPU's
+    // work (stream order, or every GPU's without a stream).
     if (bytes > 0) r.staging_ = detail::staging(bytes, where);
-    detail::settle_for_copies(s, where);  // no GPU work still reads what the copy overwrites
   } else if (r.op_.route == path::via_host) {
     if (bytes > 0) {
       const view<T> v(sp.data, sp.size);
@@ -82,10 +87,16 @@ request irecv_impl(const detail::span<T>& sp, int source, int tag, MPI_Comm comm
 
 /// @brief Starts sending `range` (a unimem buffer, a view, managed_vector, std::vector, an
 /// array) to rank `dest` with `tag`. Work queued on `s` is done before MPI reads the range
-/// (without a stream: every GPU's work, except for pageable memory). A staged range is copied
-/// out to a pinned buffer before this returns; the transfer proceeds until the request
-/// completes. The range must stay unchanged until then. The message is one ordinary MPI
-/// message (any MPI_Recv of the element type receives it).
+/// (without a stream: every GPU's work, except for pageable memory). The range must stay
+/// unchanged until the request completes. The message is one ordinary MPI message (any
+/// MPI_Recv of the element type receives it).
+///
+/// With a stream, isend does not wait for the GPU: it queues the copy out to pinned memory
+/// (staged ranges) on `s` and returns; the MPI message is posted once the work before it is
+/// done, by the request's test() or wait(), by any unimem::mpi call that may block, or by
+/// flush(). Messages to one peer on one communicator are posted in the order of the isend
+/// calls. Before blocking in a plain MPI call on a peer that waits for this message, call
+/// flush(). Without a stream, the GPU's work is waited for here and the message posted at once.
 /// @throws unimem::mpi::error, unimem::error, unimem::argument_error (MPI not initialised).
 template <class R>
 [[nodiscard]] request isend(R&& range, int dest, int tag, MPI_Comm comm = MPI_COMM_WORLD,

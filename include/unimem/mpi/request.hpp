@@ -7,6 +7,7 @@
 
 #include "../unimem.hpp"
 #include "datatype.hpp"
+#include "deferred.hpp"
 #include "error.hpp"
 #include "path.hpp"
 #include "staging.hpp"
@@ -34,6 +35,10 @@ struct status {
 /// a request destroyed while pending is completed by its destructor (it cannot be dropped and
 /// leave MPI writing into freed memory), so declare it after the buffers it uses. The buffer
 /// must not be touched by the CPU or the GPU until the request completes.
+///
+/// An isend() on a stream may return before its MPI message is posted: the message waits for
+/// the GPU work before it (the stream's work, the copy out to pinned memory). test() posts it
+/// once that work is done; wait() waits for the work and posts it; see flush().
 class request {
  public:
   /// @brief An empty, completed request.
@@ -58,6 +63,10 @@ class request {
         std::fprintf(stderr, "unimem::mpi::request destroyed while pending: %s\n", e.what());
       }
     }
+    if (deferred_ != nullptr) {  // only where wait() failed before it took the send over
+      detail::deferred().withdraw(deferred_);
+      release_deferred();
+    }
   }
   /// @brief Swaps two requests.
   void swap(request& o) noexcept {
@@ -66,6 +75,7 @@ class request {
     std::swap(staging_, o.staging_);
     std::swap(st_, o.st_);
     std::swap(op_, o.op_);
+    std::swap(deferred_, o.deferred_);
   }
 
   /// @brief True until the operation completed (wait(), or test() returned true).
@@ -78,6 +88,10 @@ class request {
   /// class MPI_ERR_TRUNCATE); unimem::error for the GPU's. The request is completed either way.
   status wait(call_site where = call_site::current()) {
     if (!pending()) return st_;
+    // Every deferred send of the process first (this one among them): the peer this wait
+    // depends on may be waiting for one of them.
+    flush();
+    adopt_deferred(where);
     MPI_Status s;
     const int code = MPI_Wait(&req_, &s);
     complete(code, s, "MPI_Wait", where);
@@ -89,6 +103,11 @@ class request {
   /// waiting could block for ever (the peer failed). Never throws.
   void cancel() noexcept {
     if (!pending()) return;
+    if (deferred_ != nullptr) {
+      detail::deferred().withdraw(deferred_);  // nothing is sent if it was not posted
+      req_ = deferred_->posted ? deferred_->request : MPI_REQUEST_NULL;
+      release_deferred();  // after its copy: the staging block may go back to the pool
+    }
     detail::abandon(req_, op_.direction == kind::recv);
     op_.pending = false;
   }
@@ -98,6 +117,11 @@ class request {
   /// @throws as wait().
   [[nodiscard]] bool test(call_site where = call_site::current()) {
     if (!pending()) return true;
+    if (deferred_ != nullptr &&
+        !detail::deferred().post(deferred_->comm, deferred_->dest, deferred_, false)) {
+      return false;  // the GPU work before the message (or an earlier one's) is not done
+    }
+    adopt_deferred(where);
     int flag = 0;
     MPI_Status s;
     const int code = MPI_Test(&req_, &flag, &s);
@@ -170,6 +194,7 @@ class request {
     st_.count = static_cast<std::size_t>(elements / basic);
     const std::size_t bytes = st_.count * op_.element_size;
     if (op_.route == path::staged && bytes > 0) {
+      detail::settle_for_copies(op_.stream, where);  // no GPU work still uses the range
       detail::copy_in_order(op_.data, staging_.get(), bytes, op_.stream, where);
       op_.stream.synchronize(where);
     }
@@ -179,11 +204,77 @@ class request {
     }
   }
 
+  /// Defers this send's MPI_Isend until the work now queued on s is done (an event recorded
+  /// on s); posts it at once if that work is already done. False when no event could be
+  /// recorded on s (a stream of another device than the current one): nothing deferred.
+  bool defer_send(stream_ref s, int dest, int tag, MPI_Comm comm, call_site where) {
+    const int d = ::unimem::detail::current_device_id(where);
+    detail::deferred_send* const p = new detail::deferred_send();
+    const detail::be::event_handle e = detail::deferred().take_event(d);
+    if (e == nullptr) {
+      delete p;
+      return false;
+    }
+    const detail::be::result r = detail::be::event_record(e, s.get());
+    if (r.code != detail::be::success) {
+      detail::be::forget_if_last(r.code);
+      detail::deferred().give_event(e, d);
+      delete p;
+      return false;
+    }
+    p->buffer = buffer();
+    p->count = type_.count();
+    p->type = type_.type();
+    p->dest = dest;
+    p->tag = tag;
+    p->comm = comm;
+    p->ready = e;
+    p->device = d;
+    deferred_ = p;
+    detail::deferred().add(p);
+    op_.pending = true;
+    (void)detail::deferred().post(comm, dest, p, false);  // at once if the work is done
+    adopt_deferred(where);
+    return true;
+  }
+
+  /// Posts this send now (earlier deferred sends to the same peer first: MPI's order).
+  void post_send(int dest, int tag, MPI_Comm comm, call_site where) {
+    (void)detail::deferred().post(comm, dest, nullptr, true);
+    detail::check(MPI_Isend(buffer(), type_.count(), type_.type(), dest, tag, comm, &req_),
+                  "MPI_Isend", where);
+    op_.pending = true;
+  }
+
+  /// A deferred send that has been posted (by anyone): its MPI request becomes this request's.
+  /// @throws unimem::mpi::error when its MPI_Isend failed (the request is then complete).
+  void adopt_deferred(call_site where) {
+    if (deferred_ == nullptr || !deferred_->posted) return;
+    req_ = deferred_->request;
+    const int code = deferred_->code;
+    release_deferred();
+    if (code != MPI_SUCCESS) {
+      op_.pending = false;
+      detail::throw_mpi(code, "MPI_Isend", where, "sending");
+    }
+  }
+  /// Drops the deferred send (posted or withdrawn) once the GPU work before it is done: a
+  /// copy into the staging block may still be queued when it was never posted.
+  void release_deferred() noexcept {
+    if (!deferred_->posted) {
+      const detail::be::result r = detail::be::event_synchronize(deferred_->ready);
+      if (r.code != detail::be::success) detail::be::forget_if_last(r.code);
+    }
+    detail::deferred().give_event(deferred_->ready, deferred_->device);
+    delete std::exchange(deferred_, nullptr);
+  }
+
   MPI_Request req_ = MPI_REQUEST_NULL;
   detail::message_type type_;
   detail::staging staging_;
   status st_;
   operation op_;
+  detail::deferred_send* deferred_ = nullptr;  // owned: an isend waiting for the GPU
 };
 
 /// @brief Completes every request given (in order; each completes even when an earlier one

@@ -12,7 +12,8 @@
 //              managed_buffer (prefetched to the GPU) or of a device_buffer grid, exchanged with
 //              unimem::mpi::sendrecv on the kernel's stream. raw: a cudaMalloc/hipMalloc grid,
 //              pinned staging rows allocated once, D2H copies, stream synchronize,
-//              MPI_Sendrecv, H2D copies, stream synchronize. Target: unimem <= 1.05 x raw.
+//              MPI_Sendrecv, H2D copies, stream synchronize; and the same by hand over a
+//              managed grid prefetched to the GPU. Target: unimem <= 1.05 x raw.
 //   bandwidth  ping-pong 4 KiB .. --max-mib (powers of 4), GB/s = 2 x size / round trip, for
 //              managed (prefetched to the GPU), device and pinned buffers through unimem::mpi,
 //              and raw MPI on pinned memory and hand-staged device memory.
@@ -408,6 +409,18 @@ void halo(const options& o, int device_id) {
   };
   auto managed_iteration = [&] { unimem_iteration(mg); };
   auto device_iteration = [&] { unimem_iteration(dg); };
+  // The same exchange written the usual non-blocking way: both receives, both sends, wait_all.
+  auto unimem_nonblocking = [&](auto& grid) {
+    auto v = grid.view();
+    unimem::launch(halo_edges, cfg, grid, C, R);
+    um::request r0 = um::irecv(v.subview((R + 1) * C, C), peer, 0, MPI_COMM_WORLD, s);
+    um::request r1 = um::irecv(v.subview(0, C), peer, 1, MPI_COMM_WORLD, s);
+    um::request t0 = um::isend(v.subview(C, C), peer, 0, MPI_COMM_WORLD, s);
+    um::request t1 = um::isend(v.subview(R * C, C), peer, 1, MPI_COMM_WORLD, s);
+    um::wait_all(t0, t1, r0, r1);
+  };
+  auto managed_nb_iteration = [&] { unimem_nonblocking(mg); };
+  auto device_nb_iteration = [&] { unimem_nonblocking(dg); };
   auto unimem_sync = [&] { s.synchronize(); };
 
   // raw: what an expert writes without unimem.
@@ -415,31 +428,40 @@ void halo(const options& o, int device_id) {
   RAW_CHECK(RAW(StreamCreateWithFlags)(&rs, RAW(StreamNonBlocking)));
   double* rg = raw_device_array<double>(total);
   RAW_CHECK(RAW(Memcpy)(rg, init.data(), total * sizeof(double), RAW_H2D));
+  // The same by hand over a managed grid, prefetched to the GPU: what managed memory costs.
+  double* rmg = nullptr;
+  RAW_CHECK(RAW(MallocManaged)(reinterpret_cast<void**>(&rmg), total * sizeof(double),
+                               RAW_ATTACH_GLOBAL));
+  std::copy(init.begin(), init.end(), rmg);
+  raw_prefetch(rmg, total * sizeof(double), device_id, rs);
+  RAW_CHECK(RAW(StreamSynchronize)(rs));
   double* send_top = raw_pinned_array<double>(C);
   double* send_bottom = raw_pinned_array<double>(C);
   double* recv_top = raw_pinned_array<double>(C);
   double* recv_bottom = raw_pinned_array<double>(C);
   const int count = static_cast<int>(C);
-  auto raw_iteration = [&] {
-    halo_edges<<<blocks, 256, 0, rs>>>(rg, C, R);
-    RAW_CHECK(RAW(MemcpyAsync)(send_top, rg + C, row_bytes, RAW_D2H, rs));
-    RAW_CHECK(RAW(MemcpyAsync)(send_bottom, rg + R * C, row_bytes, RAW_D2H, rs));
+  auto raw_grid_iteration = [&](double* g) {
+    halo_edges<<<blocks, 256, 0, rs>>>(g, C, R);
+    RAW_CHECK(RAW(MemcpyAsync)(send_top, g + C, row_bytes, RAW(MemcpyDefault), rs));
+    RAW_CHECK(RAW(MemcpyAsync)(send_bottom, g + R * C, row_bytes, RAW(MemcpyDefault), rs));
     RAW_CHECK(RAW(StreamSynchronize)(rs));  // the kernel ran and the rows are in pinned memory
     BENCH_MPI(MPI_Sendrecv(send_top, count, MPI_DOUBLE, peer, 0, recv_bottom, count, MPI_DOUBLE,
                            peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     BENCH_MPI(MPI_Sendrecv(send_bottom, count, MPI_DOUBLE, peer, 1, recv_top, count, MPI_DOUBLE,
                            peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    RAW_CHECK(RAW(MemcpyAsync)(rg + (R + 1) * C, recv_bottom, row_bytes, RAW_H2D, rs));
-    RAW_CHECK(RAW(MemcpyAsync)(rg, recv_top, row_bytes, RAW_H2D, rs));
+    RAW_CHECK(RAW(MemcpyAsync)(g + (R + 1) * C, recv_bottom, row_bytes, RAW(MemcpyDefault), rs));
+    RAW_CHECK(RAW(MemcpyAsync)(g, recv_top, row_bytes, RAW(MemcpyDefault), rs));
     RAW_CHECK(RAW(StreamSynchronize)(rs));  // the ghost rows are in place, recv_* reusable
   };
+  auto raw_iteration = [&] { raw_grid_iteration(rg); };
+  auto raw_managed_iteration = [&] { raw_grid_iteration(rmg); };
   auto raw_sync = [&] {
     RAW_CHECK(RAW(GetLastError)());  // a launch the runtime refused
     RAW_CHECK(RAW(StreamSynchronize)(rs));
   };
 
   // One timed block: warm-up, both ranks at a barrier, the iterations, the stream drained.
-  long long done[3] = {0, 0, 0};
+  long long done[6] = {0, 0, 0, 0, 0, 0};
   auto block = [&](auto& iterate, auto& sync, long long& n) {
     for (int i = 0; i < warm; ++i) iterate();
     sync();
@@ -451,39 +473,53 @@ void halo(const options& o, int device_id) {
     n += o.iterations;
     return t * 1e6 / o.iterations;
   };
-  std::vector<double> us[3];
-  for (int rep = 0; rep < o.reps; ++rep) {  // interleaved, so that drift hits all three alike
+  std::vector<double> us[6];
+  for (int rep = 0; rep < o.reps; ++rep) {  // interleaved, so that drift hits all alike
     us[0].push_back(block(managed_iteration, unimem_sync, done[0]));
     us[1].push_back(block(device_iteration, unimem_sync, done[1]));
     us[2].push_back(block(raw_iteration, raw_sync, done[2]));
+    us[3].push_back(block(raw_managed_iteration, raw_sync, done[3]));
+    us[4].push_back(block(managed_nb_iteration, unimem_sync, done[4]));
+    us[5].push_back(block(device_nb_iteration, unimem_sync, done[5]));
   }
 
   // The data: every grid's halo rows against the model after its iterations.
   std::vector<double> host(total);
   s.synchronize();
   std::copy(mg.begin(), mg.end(), host.begin());
-  std::size_t wrong[3];
-  wrong[0] = halo_wrong(host, R, C, done[0]);
+  std::size_t wrong[6];
+  wrong[0] = halo_wrong(host, R, C, done[0] + done[4]);  // both unimem managed variants
+  wrong[4] = 0;
   unimem::copy(host, dg);
-  wrong[1] = halo_wrong(host, R, C, done[1]);
+  wrong[1] = halo_wrong(host, R, C, done[1] + done[5]);  // both unimem device variants
+  wrong[5] = 0;
   RAW_CHECK(RAW(Memcpy)(host.data(), rg, total * sizeof(double), RAW_D2H));
   wrong[2] = halo_wrong(host, R, C, done[2]);
-  unsigned long long all_wrong[3];
-  for (int k = 0; k < 3; ++k) all_wrong[k] = sum_over_ranks(wrong[k]);
+  std::copy(rmg, rmg + total, host.begin());
+  wrong[3] = halo_wrong(host, R, C, done[3]);
+  unsigned long long all_wrong[6];
+  for (int k = 0; k < 6; ++k) all_wrong[k] = sum_over_ranks(wrong[k]);
 
   raw_free_host(send_top);
   raw_free_host(send_bottom);
   raw_free_host(recv_top);
   raw_free_host(recv_bottom);
   raw_free_device(rg);
+  raw_free_device(rmg);
   RAW_CHECK(RAW(StreamDestroy)(rs));
 
-  const char* names[3] = {"unimem-managed", "unimem-device", "raw-device-staged"};
-  const char* what[3] = {"unimem, managed_buffer grid (on the GPU)", "unimem, device_buffer grid",
-                         "raw, device grid + pinned staging"};
-  stats st[3];
+  const char* names[6] = {"unimem-managed", "unimem-device", "raw-device-staged",
+                          "raw-managed-staged", "unimem-managed-nonblocking",
+                          "unimem-device-nonblocking"};
+  const char* what[6] = {"unimem, managed_buffer grid (on the GPU), sendrecv",
+                         "unimem, device_buffer grid, sendrecv",
+                         "raw, device grid + pinned staging",
+                         "raw, managed grid (on the GPU) + pinned staging",
+                         "unimem, managed_buffer grid, irecv x2 + isend x2 + wait_all",
+                         "unimem, device_buffer grid, irecv x2 + isend x2 + wait_all"};
+  stats st[6];
   if (g_rank == 0) std::printf("  %-58s %10s %10s %10s\n", "per iteration", "median", "min", "max");
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < 6; ++k) {
     st[k] = summarize(us[k]);
     record("halo", names[k], row_bytes, st[k].median, "us");
     if (g_rank == 0) {
@@ -491,7 +527,7 @@ void halo(const options& o, int device_id) {
                   st[k].max, all_wrong[k] != 0 ? "  WRONG DATA" : "");
     }
   }
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < 6; ++k) {
     if (all_wrong[k] != 0) {
       if (g_rank == 0) {
         std::fprintf(stderr, "unimem-mpi-bench: WRONG RESULT: halo %s: %llu elements differ from "
@@ -501,10 +537,19 @@ void halo(const options& o, int device_id) {
     }
   }
   const double rm = st[0].median / st[2].median, rd = st[1].median / st[2].median;
+  const double rmm = st[0].median / st[3].median, raw_mm = st[3].median / st[2].median;
   record("halo", "ratio unimem-managed/raw", row_bytes, rm, "ratio");
   record("halo", "ratio unimem-device/raw", row_bytes, rd, "ratio");
-  print_ratio("halo: unimem managed_buffer / raw", rm, 1.05);
-  print_ratio("halo: unimem device_buffer / raw", rd, 1.05);
+  record("halo", "ratio unimem-managed/raw-managed", row_bytes, rmm, "ratio");
+  record("halo", "ratio raw-managed/raw", row_bytes, raw_mm, "ratio");
+  print_ratio("halo: unimem managed_buffer / raw (device grid)", rm, 1.05);
+  print_ratio("halo: unimem device_buffer / raw (device grid)", rd, 1.05);
+  print_ratio("halo: unimem managed_buffer / raw managed grid", rmm, 1.05);
+  print_ratio("halo: raw managed grid / raw device grid", raw_mm, 0);
+  print_ratio("halo: unimem managed, non-blocking / raw managed grid",
+              st[4].median / st[3].median, 0);
+  print_ratio("halo: unimem device, non-blocking / raw (device grid)",
+              st[5].median / st[2].median, 0);
 }
 
 // ---------------------------------------------------------------------------------- bandwidth
@@ -678,6 +723,34 @@ void bandwidth(const options& o, int device_id) {
     raw_free_device(d);
     RAW_CHECK(RAW(StreamDestroy)(rs));
   }
+  {  // raw managed memory on the GPU, staged by hand as above: what managed memory itself costs
+    raw_stream_t rs = nullptr;
+    RAW_CHECK(RAW(StreamCreateWithFlags)(&rs, RAW(StreamNonBlocking)));
+    double* m = nullptr;
+    RAW_CHECK(RAW(MallocManaged)(reinterpret_cast<void**>(&m), most * sizeof(double),
+                                 RAW_ATTACH_GLOBAL));
+    double* h = raw_pinned_array<double>(most);
+    cols.push_back(bandwidth_column(
+        o, "raw-staged-managed", m, check,
+        [&](std::size_t n) {
+          RAW_CHECK(RAW(MemcpyAsync)(h, m, n * sizeof(double), RAW(MemcpyDefault), rs));
+          RAW_CHECK(RAW(StreamSynchronize)(rs));
+          BENCH_MPI(MPI_Send(h, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD));
+        },
+        [&](std::size_t n) {
+          BENCH_MPI(MPI_Recv(h, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE));
+          RAW_CHECK(RAW(MemcpyAsync)(m, h, n * sizeof(double), RAW(MemcpyDefault), rs));
+          RAW_CHECK(RAW(StreamSynchronize)(rs));
+        },
+        [&] {
+          raw_prefetch(m, most * sizeof(double), device_id, rs);
+          RAW_CHECK(RAW(StreamSynchronize)(rs));
+        }));
+    raw_free_host(h);
+    raw_free_device(m);
+    RAW_CHECK(RAW(StreamDestroy)(rs));
+  }
   {  // unimem, pinned_buffer
     unimem::pinned_buffer<double> b(most, unimem::uninitialized);
     const auto v = b.view();
@@ -717,25 +790,42 @@ void bandwidth(const options& o, int device_id) {
     std::fflush(stderr);
   }
 
-  // cols: 0 raw-pinned, 1 raw-staged-device, 2 unimem-pinned, 3 unimem-device, 4 unimem-managed
+  // cols: 0 raw-pinned, 1 raw-staged-device, 2 raw-staged-managed, 3 unimem-pinned,
+  // 4 unimem-device, 5 unimem-managed
   if (g_rank == 0) {
-    std::printf("  %9s %15s %14s %14s %11s %18s   %12s %12s\n", "size", "unimem-managed",
-                "unimem-device", "unimem-pinned", "raw-pinned", "raw-staged-device",
-                "device/raw", "pinned/raw");
+    std::printf("  %9s %8s %8s %8s %8s %8s %8s   %8s %8s %8s\n", "size", "u-manag", "u-dev",
+                "u-pin", "r-pin", "r-dev", "r-manag", "dev/raw", "man/raw", "pin/raw");
   }
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const double dev = cols[3][i] / cols[1][i], pin = cols[2][i] / cols[0][i];
+    const double dev = cols[4][i] / cols[1][i], man = cols[5][i] / cols[2][i],
+                 pin = cols[3][i] / cols[0][i];
     record("bandwidth", "ratio unimem-device/raw-staged-device", sizes[i], dev, "ratio");
+    record("bandwidth", "ratio unimem-managed/raw-staged-managed", sizes[i], man, "ratio");
     record("bandwidth", "ratio unimem-pinned/raw-pinned", sizes[i], pin, "ratio");
     if (g_rank == 0) {
-      std::printf("  %9s %15.3f %14.3f %14.3f %11.3f %18.3f   %12.3f %12.3f\n",
-                  size_text(sizes[i]).c_str(), cols[4][i], cols[3][i], cols[2][i], cols[0][i],
-                  cols[1][i], dev, pin);
+      std::printf("  %9s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f   %8.3f %8.3f %8.3f\n",
+                  size_text(sizes[i]).c_str(), cols[5][i], cols[4][i], cols[3][i], cols[0][i],
+                  cols[1][i], cols[2][i], dev, man, pin);
     }
   }
   if (g_rank == 0) {
-    std::printf("  (device/raw: unimem-device / raw-staged-device; pinned/raw: unimem-pinned / "
-                "raw-pinned; GB/s, higher is better)\n");
+    std::printf("  (GB/s, higher is better. u- unimem::mpi, r- raw MPI: pinned memory sent as is, "
+                "device and managed memory staged by hand through one pinned buffer; dev/raw = "
+                "u-dev / r-dev, man/raw = u-manag / r-manag, pin/raw = u-pin / r-pin; target "
+                ">= 0.95 for dev and man)\n");
+  }
+  int met = 0, ratios = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    for (const double r : {cols[4][i] / cols[1][i], cols[5][i] / cols[2][i]}) {
+      ++ratios;
+      met += r >= 0.95;
+    }
+  }
+  ++g_ratios;
+  g_met += met == ratios;
+  if (g_rank == 0) {
+    std::printf("  %-58s %5d/%-3d %s\n", "bandwidth: staged device and managed >= 0.95 of raw",
+                met, ratios, met == ratios ? "MET" : "MISSED");
   }
 }
 

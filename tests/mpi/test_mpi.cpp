@@ -753,13 +753,18 @@ TEST(MpiGpu, IsendOnAStreamReturnsWhileTheKernelBeforeItRuns) {
     unimem::device_buffer<int> d(n), din(n);
     unimem::pinned_buffer<int> p(n), pin(n);
     const int seed = 110 + 2 * kind + rank(), tag = 110 + kind;
+    // A receive MPI writes straight into (pinned memory) waits for the work queued on its
+    // stream before it is posted: posted before the kernel. A staged one (device memory) does
+    // not wait: posted after it.
+    unimem::mpi::request rx;
+    if (kind == 1) rx = unimem::mpi::irecv(pin, peer(), tag, MPI_COMM_WORLD, s);
     if (kind == 0) {
       unimem::launch(slow_fill, unimem::grid_for(n).on(s), d, n, seed, spin);
+      rx = unimem::mpi::irecv(din, peer(), tag, MPI_COMM_WORLD, s);
+      EXPECT_FALSE(s.ready()) << "a staged irecv waited for the kernel";
     } else {
       unimem::launch(slow_fill, unimem::grid_for(n).on(s), p, n, seed, spin);
     }
-    unimem::mpi::request rx = kind == 0 ? unimem::mpi::irecv(din, peer(), tag, MPI_COMM_WORLD, s)
-                                        : unimem::mpi::irecv(pin, peer(), tag, MPI_COMM_WORLD, s);
     unimem::mpi::request tx = kind == 0 ? unimem::mpi::isend(d, peer(), tag, MPI_COMM_WORLD, s)
                                         : unimem::mpi::isend(p, peer(), tag, MPI_COMM_WORLD, s);
     EXPECT_FALSE(s.ready()) << "isend waited for the kernel (kind " << kind << ")";

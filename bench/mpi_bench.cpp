@@ -455,13 +455,26 @@ void halo(const options& o, int device_id) {
   };
   auto raw_iteration = [&] { raw_grid_iteration(rg); };
   auto raw_managed_iteration = [&] { raw_grid_iteration(rmg); };
+  // By hand as two sendrecv calls do it: each row out, wait, exchange, in, wait (4 waits).
+  auto raw_managed_per_message = [&] {
+    halo_edges<<<blocks, 256, 0, rs>>>(rmg, C, R);
+    const std::size_t out_row[2] = {C, R * C}, in_row[2] = {(R + 1) * C, 0};
+    for (int k = 0; k < 2; ++k) {
+      RAW_CHECK(RAW(MemcpyAsync)(send_top, rmg + out_row[k], row_bytes, RAW(MemcpyDefault), rs));
+      RAW_CHECK(RAW(StreamSynchronize)(rs));
+      BENCH_MPI(MPI_Sendrecv(send_top, count, MPI_DOUBLE, peer, k, recv_top, count, MPI_DOUBLE,
+                             peer, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      RAW_CHECK(RAW(MemcpyAsync)(rmg + in_row[k], recv_top, row_bytes, RAW(MemcpyDefault), rs));
+      RAW_CHECK(RAW(StreamSynchronize)(rs));
+    }
+  };
   auto raw_sync = [&] {
     RAW_CHECK(RAW(GetLastError)());  // a launch the runtime refused
     RAW_CHECK(RAW(StreamSynchronize)(rs));
   };
 
   // One timed block: warm-up, both ranks at a barrier, the iterations, the stream drained.
-  long long done[6] = {0, 0, 0, 0, 0, 0};
+  long long done[7] = {0, 0, 0, 0, 0, 0, 0};
   auto block = [&](auto& iterate, auto& sync, long long& n) {
     for (int i = 0; i < warm; ++i) iterate();
     sync();
@@ -473,7 +486,7 @@ void halo(const options& o, int device_id) {
     n += o.iterations;
     return t * 1e6 / o.iterations;
   };
-  std::vector<double> us[6];
+  std::vector<double> us[7];
   for (int rep = 0; rep < o.reps; ++rep) {  // interleaved, so that drift hits all alike
     us[0].push_back(block(managed_iteration, unimem_sync, done[0]));
     us[1].push_back(block(device_iteration, unimem_sync, done[1]));
@@ -481,13 +494,14 @@ void halo(const options& o, int device_id) {
     us[3].push_back(block(raw_managed_iteration, raw_sync, done[3]));
     us[4].push_back(block(managed_nb_iteration, unimem_sync, done[4]));
     us[5].push_back(block(device_nb_iteration, unimem_sync, done[5]));
+    us[6].push_back(block(raw_managed_per_message, raw_sync, done[6]));
   }
 
   // The data: every grid's halo rows against the model after its iterations.
   std::vector<double> host(total);
   s.synchronize();
   std::copy(mg.begin(), mg.end(), host.begin());
-  std::size_t wrong[6];
+  std::size_t wrong[7];
   wrong[0] = halo_wrong(host, R, C, done[0] + done[4]);  // both unimem managed variants
   wrong[4] = 0;
   unimem::copy(host, dg);
@@ -496,9 +510,10 @@ void halo(const options& o, int device_id) {
   RAW_CHECK(RAW(Memcpy)(host.data(), rg, total * sizeof(double), RAW_D2H));
   wrong[2] = halo_wrong(host, R, C, done[2]);
   std::copy(rmg, rmg + total, host.begin());
-  wrong[3] = halo_wrong(host, R, C, done[3]);
-  unsigned long long all_wrong[6];
-  for (int k = 0; k < 6; ++k) all_wrong[k] = sum_over_ranks(wrong[k]);
+  wrong[3] = halo_wrong(host, R, C, done[3] + done[6]);  // both raw managed variants
+  wrong[6] = 0;
+  unsigned long long all_wrong[7];
+  for (int k = 0; k < 7; ++k) all_wrong[k] = sum_over_ranks(wrong[k]);
 
   raw_free_host(send_top);
   raw_free_host(send_bottom);
@@ -508,18 +523,19 @@ void halo(const options& o, int device_id) {
   raw_free_device(rmg);
   RAW_CHECK(RAW(StreamDestroy)(rs));
 
-  const char* names[6] = {"unimem-managed", "unimem-device", "raw-device-staged",
+  const char* names[7] = {"unimem-managed", "unimem-device", "raw-device-staged",
                           "raw-managed-staged", "unimem-managed-nonblocking",
-                          "unimem-device-nonblocking"};
-  const char* what[6] = {"unimem, managed_buffer grid (on the GPU), sendrecv",
+                          "unimem-device-nonblocking", "raw-managed-per-message"};
+  const char* what[7] = {"unimem, managed_buffer grid (on the GPU), sendrecv",
                          "unimem, device_buffer grid, sendrecv",
                          "raw, device grid + pinned staging",
                          "raw, managed grid (on the GPU) + pinned staging",
                          "unimem, managed_buffer grid, irecv x2 + isend x2 + wait_all",
-                         "unimem, device_buffer grid, irecv x2 + isend x2 + wait_all"};
-  stats st[6];
+                         "unimem, device_buffer grid, irecv x2 + isend x2 + wait_all",
+                         "raw, managed grid, a wait after each copy (as 2 sendrecv)"};
+  stats st[7];
   if (g_rank == 0) std::printf("  %-58s %10s %10s %10s\n", "per iteration", "median", "min", "max");
-  for (int k = 0; k < 6; ++k) {
+  for (int k = 0; k < 7; ++k) {
     st[k] = summarize(us[k]);
     record("halo", names[k], row_bytes, st[k].median, "us");
     if (g_rank == 0) {
@@ -527,7 +543,7 @@ void halo(const options& o, int device_id) {
                   st[k].max, all_wrong[k] != 0 ? "  WRONG DATA" : "");
     }
   }
-  for (int k = 0; k < 6; ++k) {
+  for (int k = 0; k < 7; ++k) {
     if (all_wrong[k] != 0) {
       if (g_rank == 0) {
         std::fprintf(stderr, "unimem-mpi-bench: WRONG RESULT: halo %s: %llu elements differ from "

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -815,6 +816,26 @@ TEST(MpiGpu, SendsThatWaitForTheGpuKeepMpisOrder) {
     EXPECT_EQ(b, pattern(n, 122)) << "the second message is not the host vector's";
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A loop that polls its receive with test() posts the sends that waited for the GPU (both
+// ranks poll for the answer to their own deferred send: without that progress, neither message
+// would ever be posted). Bounded: after 20 s the requests are waited for and the test fails.
+TEST(MpiGpu, PollingAReceiveProgressesDeferredSends) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  const std::size_t n = 1 << 16;
+  const long long spin = 60000000;  // about 30 ms at 2 GHz
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+  unimem::device_buffer<int> d(n), din(n);
+  unimem::launch(slow_fill, unimem::grid_for(n).on(s), d, n, 130 + rank(), spin);
+  unimem::mpi::request tx = unimem::mpi::isend(d, peer(), 130, MPI_COMM_WORLD, s);
+  unimem::mpi::request rx = unimem::mpi::irecv(din, peer(), 130, MPI_COMM_WORLD, s);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool arrived = false;
+  while (!arrived && std::chrono::steady_clock::now() < until) arrived = rx.test();
+  EXPECT_TRUE(arrived) << "test() on the receive never posted this rank's deferred send";
+  unimem::mpi::wait_all(tx, rx);
+  EXPECT_EQ(wrong_on_gpu(din, n, 130 + peer(), s), 0u);
 }
 
 TEST(MpiGpu, AllreduceOverDeviceAndManagedMemory) {

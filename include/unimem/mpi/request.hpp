@@ -87,14 +87,7 @@ class request {
   /// @throws unimem::mpi::error for MPI's failures (a message longer than the receive range:
   /// class MPI_ERR_TRUNCATE); unimem::error for the GPU's. The request is completed either way.
   status wait(call_site where = call_site::current()) {
-    if (!pending()) return st_;
-    // Every deferred send of the process first (this one among them): the peer this wait
-    // depends on may be waiting for one of them.
-    flush();
-    adopt_deferred(where);
-    MPI_Status s;
-    const int code = MPI_Wait(&req_, &s);
-    complete(code, s, "MPI_Wait", where);
+    if (wait_queued(where)) op_.stream.synchronize(where);
     return st_;
   }
 
@@ -113,10 +106,14 @@ class request {
   }
 
   /// @brief Whether the operation has completed (MPI_Test); once true, the request is complete
-  /// as after wait().
+  /// as after wait(). Never blocks; posts the deferred sends (of any request) whose GPU work is
+  /// done.
   /// @throws as wait().
   [[nodiscard]] bool test(call_site where = call_site::current()) {
     if (!pending()) return true;
+    // Progress for every deferred send whose GPU work is done, not only this request's: a
+    // loop that tests a receive may be waiting for the answer to one of them.
+    (void)detail::deferred().post(MPI_COMM_NULL, 0, nullptr, false);
     if (deferred_ != nullptr &&
         !detail::deferred().post(deferred_->comm, deferred_->dest, deferred_, false)) {
       return false;  // the GPU work before the message (or an earlier one's) is not done
@@ -172,16 +169,34 @@ class request {
     return op_.route == path::staged ? staging_.get() : op_.data;
   }
 
+  template <class... Requests>
+  friend void wait_all(Requests&... rs);
+
+  /// wait() up to the staged copy in, which is queued on op_.stream and not waited for.
+  /// @return whether that stream must still be synchronised before the data is in place.
+  bool wait_queued(call_site where) {
+    if (!pending()) return false;
+    // Every deferred send of the process first (this one among them): the peer this wait
+    // depends on may be waiting for one of them.
+    flush();
+    adopt_deferred(where);
+    MPI_Status s;
+    const int code = MPI_Wait(&req_, &s);
+    return complete(code, s, "MPI_Wait", where, false);
+  }
+
   /// After MPI_Wait or MPI_Test said the message is done (or failed): a receive's count, its
-  /// staged copy in, its prefetch back. The request is complete whatever happens.
-  void complete(int code, const MPI_Status& s, const char* call, call_site where) {
+  /// staged copy in (waited for when wait_for_copy), its prefetch back. The request is
+  /// complete whatever happens. @return whether a copy in is queued and not waited for.
+  bool complete(int code, const MPI_Status& s, const char* call, call_site where,
+                bool wait_for_copy = true) {
     op_.pending = false;
     if (code != MPI_SUCCESS) {
       // MPI_ERR_IN_STATUS cannot come from a single request; the status holds no more.
       detail::throw_mpi(code, call, where,
                         op_.direction == kind::recv ? "receiving into the range" : "sending");
     }
-    if (op_.direction == kind::send) return;
+    if (op_.direction == kind::send) return false;
     st_.source = s.MPI_SOURCE;
     st_.tag = s.MPI_TAG;
     MPI_Count elements = 0;
@@ -193,15 +208,21 @@ class request {
     }
     st_.count = static_cast<std::size_t>(elements / basic);
     const std::size_t bytes = st_.count * op_.element_size;
+    bool queued = false;
     if (op_.route == path::staged && bytes > 0) {
       detail::settle_for_copies(op_.stream, where);  // no GPU work still uses the range
       detail::copy_in_order(op_.data, staging_.get(), bytes, op_.stream, where);
-      op_.stream.synchronize(where);
+      queued = true;
     }
     if (op_.route == path::via_host && op_.back.has_value() && op_.back->is_device() &&
         bytes > 0) {
       (void)prefetch(view<unsigned char>(op_.data, bytes), *op_.back, op_.stream, where);
     }
+    if (queued && wait_for_copy) {
+      op_.stream.synchronize(where);
+      return false;
+    }
+    return queued;
   }
 
   /// Defers this send's MPI_Isend until the work now queued on s is done (an event recorded
@@ -278,18 +299,33 @@ class request {
 };
 
 /// @brief Completes every request given (in order; each completes even when an earlier one
-/// throws, and the first exception is rethrown after all are complete).
+/// throws, and the first exception is rethrown after all are complete). The staged receives'
+/// copies in are queued as their messages arrive and waited for together at the end, one
+/// synchronisation a stream.
 template <class... Requests>
 void wait_all(Requests&... rs) {
   std::exception_ptr first;
-  auto one = [&first](request& r) {
+  stream_ref owed[sizeof...(Requests) > 0 ? sizeof...(Requests) : 1];
+  std::size_t streams = 0;
+  auto one = [&](request& r) {
     try {
-      (void)r.wait();
+      if (r.wait_queued(call_site::current())) {
+        bool known = false;
+        for (std::size_t i = 0; i < streams && !known; ++i) known = owed[i] == r.op_.stream;
+        if (!known) owed[streams++] = r.op_.stream;
+      }
     } catch (...) {
       if (!first) first = std::current_exception();
     }
   };
   (one(rs), ...);
+  for (std::size_t i = 0; i < streams; ++i) {
+    try {
+      owed[i].synchronize();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
   if (first) std::rethrow_exception(first);
 }
 

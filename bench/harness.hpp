@@ -142,6 +142,12 @@ void two_gpus(const options& o);
 /// size, unimem and raw.
 void init_bench(const options& o);
 
+/// @brief 8. Managed memory at allocator speed (issue 28): allocate, fill and free managed memory
+/// of 4 KiB, 1 MiB, 64 MiB and 1 GiB, unimem::managed_pool against cudaMallocManaged /
+/// hipMallocManaged and the runtime's own pool of managed memory where there is one; prints its
+/// ratios with their targets.
+void pool_bench(const options& o);
+
 /// @brief Prints the table and the ratios with their targets; writes the CSV if asked.
 void report(const options& o);
 

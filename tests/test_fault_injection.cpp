@@ -5,15 +5,17 @@
 // makes the N-th one fail with a chosen status without reaching the runtime. For each scenario
 // (each buffer kind with each constructor, copies between every pair of kinds, fills, placement,
 // first touch, tagged launches with both intents, streams and events, allocators and pmr
-// resources, two GPUs where present) the sweep runs it with call 1 failing, then call 2, and so
-// on, each with four statuses (out of memory, invalid value, not supported, launch failure),
-// until the scenario completes without reaching the armed call. After each run:
+// resources, the managed pool with each implementation, two GPUs where present) the sweep runs
+// it with call 1 failing, then call 2, and so on, each with four statuses (out of memory,
+// invalid value, not supported, launch failure), until the scenario completes without reaching
+// the armed call. After each run:
 //   - the failure surfaced: a unimem::error carrying the injected status, or a hint_status that
 //     is not `applied`, or the failed call is a release (a free or destroy: destructors never
 //     throw; the release is made and only its report fails);
 //   - nothing leaked: the runtime holds exactly what it held before (the ledger counts device
-//     and managed allocations, pinned allocations, streams and events), the GPU's free memory
-//     is back (within the runtime's 2 MiB allocation granule), no mapped range is left;
+//     and managed allocations, pinned allocations, streams, events and memory pools), the
+//     GPU's free memory is back (within the runtime's 2 MiB allocation granule), no mapped
+//     range is left;
 //   - objects left behind are valid (their contents are checked or read) and destructible;
 //   - the scenario then runs again without a fault and succeeds.
 // A release that fails is the one failure a program cannot see (destructors swallow it); the
@@ -21,6 +23,8 @@
 #include "test_support.hpp"
 
 #include <unimem/allocator.hpp>
+#include <unimem/managed_pool.hpp>
+#include <unimem/managed_pool_resource.hpp>
 #include <unimem/memory_resource.hpp>
 
 #include <atomic>
@@ -182,7 +186,8 @@ holdings now() {
 }
 std::string compare(const holdings& before, const holdings& after) {
   static const char* names[] = {"device/managed allocations", "pinned allocations", "streams",
-                                "events"};
+                                "events", "memory pools"};
+  static_assert(sizeof(names) / sizeof(names[0]) == fault::resource_count, "a name per resource");
   std::string out;
   for (int r = 0; r < fault::resource_count; ++r) {
     if (before.held[r] != after.held[r]) {
@@ -220,6 +225,18 @@ const char* fallback_for(const std::string& call, backend::status s) {
   }
   if (call == "cuDevicePrimaryCtxGetState") {
     return "\"unknown\": the device is synchronised as if it had a context";
+  }
+  // managed_pool (issue 28): the runtime's pool refused, a free whose point cannot be recorded,
+  // and out of memory with free blocks in the cache.
+  if (call.find("MemPoolCreate") != std::string::npos &&
+      (s == backend::error_not_supported || s == backend::error_invalid_value)) {
+    return "\"the runtime refused a managed pool\": unimem's caching allocator serves";
+  }
+  if (call.find("EventRecord(free_event") != std::string::npos) {
+    return "\"the free's point unknown\": the pool waits for the stream and keeps the block";
+  }
+  if (call.find("MallocManaged(block") != std::string::npos && s == backend::error_out_of_memory) {
+    return "\"out of memory\": the pool's free blocks go back to the runtime, then once more";
   }
   if (call == "cudaPointerGetAttributes") {
     return "\"unknown\": the copy lets the runtime infer its direction";
@@ -723,6 +740,82 @@ void add_streams_and_allocators(std::vector<scenario>& out) {
                  }});
 }
 
+/// managed_pool (issue 28): each implementation's runtime calls, pool_buffer, the pmr resource.
+void add_managed_pool(std::vector<scenario>& out) {
+  out.push_back({"managed_pool (the runtime's pool where there is one): use, reuse, statistics, trim",
+                 [](run_context& c) {
+                   unimem::stream s;
+                   c.armed([&] {
+                     unimem::managed_pool pool;
+                     {
+                       unimem::pool_buffer<int> a(n, pool, s);
+                       unimem::launch(fi_fill, unimem::grid_for(n).on(s), a, n, 1);
+                     }
+                     unimem::pool_buffer<int> b(n, pool, s);
+                     unimem::launch(fi_fill, unimem::grid_for(n).on(s), b, n, 2);
+                     s.synchronize();
+                     c.expect(iota_from(b, 2), "kernel result wrong");
+                     (void)pool.statistics();
+                     pool.trim_to(0);
+                   });
+                 }});
+  out.push_back({"managed_pool caching allocator: two streams, threshold 0, trim",
+                 [](run_context& c) {
+                   unimem::stream s1(unimem::stream::blocking_mode::non_blocking);
+                   unimem::stream s2(unimem::stream::blocking_mode::non_blocking);
+                   c.armed([&] {
+                     unimem::managed_pool_options o;
+                     o.use_runtime_pool = false;
+                     o.release_threshold = 0;
+                     unimem::managed_pool pool(o);
+                     {
+                       unimem::pool_buffer<int> a(n, pool, s1);  // freed on s1
+                       unimem::launch(fi_fill, unimem::grid_for(n).on(s1), a, n, 1);
+                     }
+                     unimem::pool_buffer<int> b(n, pool, s1);  // reused on s1 at once
+                     unimem::launch(fi_fill, unimem::grid_for(n).on(s1), b, n, 3);
+                     {
+                       unimem::pool_buffer<int> d(2 * n, pool, s2);
+                       unimem::launch(fi_fill, unimem::grid_for(2 * n).on(s2), d, 2 * n, 1);
+                     }
+                     s2.synchronize();
+                     unimem::pool_buffer<int> e(2 * n, pool, s1);  // d's block: its free is done
+                     unimem::launch(fi_fill, unimem::grid_for(2 * n).on(s1), e, 2 * n, 4);
+                     {
+                       unimem::pool_buffer<int> g(4 * n, pool, s2);
+                       unimem::launch(fi_fill, unimem::grid_for(4 * n).on(s2), g, 4 * n, 1);
+                     }
+                     s2.synchronize();
+                     unimem::pool_buffer<int> h(8 * n, pool, s1);  // g's block goes back first
+                     unimem::launch(fi_fill, unimem::grid_for(8 * n).on(s1), h, 8 * n, 5);
+                     {
+                       unimem::pool_buffer<int> k(n, pool, s2);  // a new block, freed on s2
+                       unimem::launch(fi_fill, unimem::grid_for(n).on(s2), k, n, 1);
+                     }
+                     s1.synchronize();
+                     c.expect(iota_from(b, 3) && iota_from(e, 4) && iota_from(h, 5),
+                              "kernel result wrong");
+                     pool.trim_to(0);  // waits for k's free on s2
+                     (void)pool.statistics();
+                   });
+                 }});
+  out.push_back({"managed_pool_resource: a pmr vector grows, both implementations",
+                 [](run_context& c) {
+                   unimem::stream s;
+                   c.armed([&] {
+                     for (const bool runtime : {true, false}) {
+                       unimem::managed_pool_options o;
+                       o.use_runtime_pool = runtime;
+                       unimem::managed_pool pool(o);
+                       unimem::managed_pool_resource resource(pool, s);
+                       std::pmr::vector<int> v(&resource);
+                       for (int i = 0; i < 3000; ++i) v.push_back(i);
+                       c.expect(v[0] == 0 && v[2999] == 2999, "pmr contents");
+                     }
+                   });
+                 }});
+}
+
 /// Two GPUs: copies between them, placement on the second, a stream of the second.
 void add_two_gpus(std::vector<scenario>& out) {
   out.push_back({"two GPUs: device copy, prefetch and launch on GPU 1", [](run_context& c) {
@@ -856,6 +949,10 @@ TEST(FaultSweepGpu, TaggedLaunches) {
 TEST(FaultSweepGpu, StreamsEventsAllocators) {
   UNIMEM_REQUIRE_GPU();
   run_sweep("streams/allocators", add_streams_and_allocators);
+}
+TEST(FaultSweepGpu, ManagedPool) {
+  UNIMEM_REQUIRE_GPU();
+  run_sweep("managed pool", add_managed_pool);
 }
 TEST(FaultSweepGpu, TwoGpus) {
   UNIMEM_REQUIRE_GPU();

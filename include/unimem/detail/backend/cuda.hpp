@@ -402,6 +402,93 @@ inline result stream_wait_event(stream_handle s, event_handle e) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaStreamWaitEvent(s, e, 0));
 }
 
+// ---- managed memory pools (managed_pool.hpp) ----
+// The runtime's stream-ordered pool of managed memory: cudaMemPoolCreate with
+// cudaMemAllocationTypeManaged, from CUDA 13 (runtime and driver). Older headers have no such
+// allocation type: creation answers error_not_supported without a runtime call, and
+// managed_pool uses its caching allocator over cudaMallocManaged instead (the calls below whose
+// names say "block" and "free_event").
+
+/// The runtime's memory-pool handle.
+using mem_pool_handle = cudaMemPool_t;
+
+/// True for the statuses with which a runtime, driver or device refuses a managed pool: the
+/// caching allocator serves instead.
+inline bool refuses_managed_pool(status s) noexcept {
+  return s == cudaErrorNotSupported || s == cudaErrorInvalidValue ||
+         s == cudaErrorCallRequiresNewerDriver;
+}
+
+/// Creates a pool of managed memory with no preferred location (its allocations are ordinary
+/// managed memory, as cudaMallocManaged's), releasing nothing at synchronisation points until
+/// managed_pool sets its threshold.
+inline result managed_pool_create(mem_pool_handle* pool) noexcept {
+#if CUDART_VERSION >= 13000
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypeManaged;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeNone;
+  props.location.id = 0;
+  const result r = UNIMEM_DETAIL_NATIVE(cudaMemPoolCreate(pool, &props));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *pool != nullptr, memory_pool, 1);
+  return r;
+#else
+  (void)pool;
+  return {cudaErrorNotSupported,
+          "cudaMemPoolCreate(cudaMemAllocationTypeManaged) (needs CUDA 13 or later)"};
+#endif
+}
+inline result managed_pool_destroy(mem_pool_handle pool) noexcept {
+  return UNIMEM_DETAIL_NATIVE_RELEASE(pool != nullptr, memory_pool, cudaMemPoolDestroy(pool));
+}
+/// The bytes the pool keeps across synchronisation points (cudaMemPoolAttrReleaseThreshold).
+inline result managed_pool_set_release_threshold(mem_pool_handle pool,
+                                                 unsigned long long bytes) noexcept {
+  return UNIMEM_DETAIL_NATIVE(
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &bytes));
+}
+/// The bytes the pool holds from the system (cudaMemPoolAttrReservedMemCurrent).
+inline result managed_pool_reserved(mem_pool_handle pool, unsigned long long* bytes) noexcept {
+  return UNIMEM_DETAIL_NATIVE(
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, bytes));
+}
+/// Returns the pool's unused memory to the system until it holds at most `keep` bytes.
+inline result managed_pool_trim(mem_pool_handle pool, std::size_t keep) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaMemPoolTrimTo(pool, keep));
+}
+/// Allocates from the pool in the order of stream s.
+inline result malloc_from_pool(void** p, std::size_t bytes, mem_pool_handle pool,
+                               stream_handle s) noexcept {
+  const result r = UNIMEM_DETAIL_NATIVE(cudaMallocFromPoolAsync(p, bytes, pool, s));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *p != nullptr, device_memory, 1);
+  return r;
+}
+/// Frees a pool allocation in the order of stream s.
+inline result free_async(void* p, stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE_RELEASE(p != nullptr, device_memory, cudaFreeAsync(p, s));
+}
+/// A block of the caching allocator: managed memory attached globally.
+inline result pool_block_malloc(void** block, std::size_t bytes) noexcept {
+  const result r = UNIMEM_DETAIL_NATIVE(cudaMallocManaged(block, bytes, cudaMemAttachGlobal));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *block != nullptr, device_memory, 1);
+  return r;
+}
+/// Frees a block of the caching allocator (cudaFree waits for the device first).
+inline result pool_block_free(void* block) noexcept {
+  return UNIMEM_DETAIL_NATIVE_RELEASE(block != nullptr, device_memory, cudaFree(block));
+}
+/// The event a block's frees are recorded on (ordering only, no timing).
+inline result pool_event_create(event_handle* free_event) noexcept {
+  const result r =
+      UNIMEM_DETAIL_NATIVE(cudaEventCreateWithFlags(free_event, cudaEventDisableTiming));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *free_event != nullptr, event, 1);
+  return r;
+}
+/// Records the point of a block's free on stream s.
+inline result pool_event_record(event_handle free_event, stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(cudaEventRecord(free_event, s));
+}
+
 }  // namespace backend
 }  // namespace detail
 UNIMEM_END_NAMESPACE

@@ -22,8 +22,8 @@ UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace fault {
 
-/// What the ledger counts.
-enum class resource { device_memory, pinned_memory, stream, event, count_ };
+/// What the ledger counts (memory_pool: the runtime's memory pools that managed_pool creates).
+enum class resource { device_memory, pinned_memory, stream, event, memory_pool, count_ };
 constexpr int resource_count = static_cast<int>(resource::count_);
 
 /// The process's plan and counters (one per process; the library's calls are counted from any

@@ -553,6 +553,68 @@ inline result stream_wait_event(stream_handle s, event_handle e) noexcept {
   return UNIMEM_DETAIL_NATIVE(hipStreamWaitEvent(s, e, 0));
 }
 
+// ---- managed memory pools (managed_pool.hpp) ----
+// HIP 5.2 to 7.0 (the versions unimem is built with) know pinned pools only
+// (hipMemAllocationTypePinned); newer HIP headers declare hipMemAllocationTypeManaged, which no
+// AMD GPU has run with unimem yet. So on HIP, on AMD and on NVIDIA, managed_pool uses its
+// caching allocator over hipMallocManaged (the calls below whose names say "block" and
+// "free_event"); the runtime-pool calls answer error_not_supported without a runtime call.
+
+/// No runtime pool is used on HIP: an opaque handle that is never made.
+using mem_pool_handle = void*;
+
+/// True for the statuses with which a runtime, driver or device refuses a managed pool.
+inline bool refuses_managed_pool(status s) noexcept {
+  return s == hipErrorNotSupported || s == hipErrorInvalidValue;
+}
+inline result managed_pool_create(mem_pool_handle* pool) noexcept {
+  *pool = nullptr;
+  return {hipErrorNotSupported,
+          "hipMemPoolCreate(hipMemAllocationTypeManaged) (not used on HIP: unimem's caching "
+          "allocator serves)"};
+}
+inline result managed_pool_destroy(mem_pool_handle) noexcept {
+  return {hipErrorNotSupported, "hipMemPoolDestroy (no managed pool on HIP)"};
+}
+inline result managed_pool_set_release_threshold(mem_pool_handle, unsigned long long) noexcept {
+  return {hipErrorNotSupported, "hipMemPoolSetAttribute (no managed pool on HIP)"};
+}
+inline result managed_pool_reserved(mem_pool_handle, unsigned long long* bytes) noexcept {
+  *bytes = 0;
+  return {hipErrorNotSupported, "hipMemPoolGetAttribute (no managed pool on HIP)"};
+}
+inline result managed_pool_trim(mem_pool_handle, std::size_t) noexcept {
+  return {hipErrorNotSupported, "hipMemPoolTrimTo (no managed pool on HIP)"};
+}
+inline result malloc_from_pool(void** p, std::size_t, mem_pool_handle, stream_handle) noexcept {
+  *p = nullptr;
+  return {hipErrorNotSupported, "hipMallocFromPoolAsync (no managed pool on HIP)"};
+}
+inline result free_async(void*, stream_handle) noexcept {
+  return {hipErrorNotSupported, "hipFreeAsync (no managed pool on HIP)"};
+}
+/// A block of the caching allocator: managed memory attached globally.
+inline result pool_block_malloc(void** block, std::size_t bytes) noexcept {
+  const result r = UNIMEM_DETAIL_NATIVE(hipMallocManaged(block, bytes, hipMemAttachGlobal));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *block != nullptr, device_memory, 1);
+  return r;
+}
+/// Frees a block of the caching allocator (hipFree waits for the device first).
+inline result pool_block_free(void* block) noexcept {
+  return UNIMEM_DETAIL_NATIVE_RELEASE(block != nullptr, device_memory, hipFree(block));
+}
+/// The event a block's frees are recorded on (ordering only, no timing).
+inline result pool_event_create(event_handle* free_event) noexcept {
+  const result r =
+      UNIMEM_DETAIL_NATIVE(hipEventCreateWithFlags(free_event, hipEventDisableTiming));
+  UNIMEM_DETAIL_LEDGER(r.code == success && *free_event != nullptr, event, 1);
+  return r;
+}
+/// Records the point of a block's free on stream s.
+inline result pool_event_record(event_handle free_event, stream_handle s) noexcept {
+  return UNIMEM_DETAIL_NATIVE(hipEventRecord(free_event, s));
+}
+
 }  // namespace backend
 }  // namespace detail
 UNIMEM_END_NAMESPACE

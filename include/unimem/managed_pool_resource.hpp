@@ -1,0 +1,87 @@
+// unimem: managed_pool_resource, a std::pmr::memory_resource over a managed_pool (issue 28).
+// Not in the umbrella header: it needs <memory_resource> (as memory_resource.hpp does).
+/// @file
+/// @brief managed_pool_resource: std::pmr containers in managed memory at the pool's speed.
+/// Not in the umbrella header.
+#pragma once
+
+#include "config.hpp"
+#include "detail/owned_array.hpp"
+#include "error.hpp"
+#include "managed_pool.hpp"
+#include "stream_ref.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory_resource>
+#include <new>
+#include <unordered_map>
+
+UNIMEM_BEGIN_NAMESPACE
+
+/// @brief A std::pmr::memory_resource over a managed_pool, for containers in managed memory
+/// at the pool's speed (`std::pmr::vector<float> v(n, &resource);`).
+///
+/// Allocations are ordered on the resource's stream and returned ready for the host (a
+/// container writes its elements at once): where a reused block may still be in use by work
+/// queued on that stream before its free, the resource waits for that point (the caching
+/// allocator) or for the stream (the runtime's pool). Deallocations are ordered on the stream:
+/// work queued on it before may still use the memory. Any power-of-two alignment. A resource
+/// compares equal only to itself (it remembers its over-aligned allocations); the pool must
+/// outlive it.
+class managed_pool_resource final : public std::pmr::memory_resource {
+ public:
+  /// @brief Allocates from `pool`, in the order of stream s.
+  explicit managed_pool_resource(managed_pool& pool, stream_ref s = {}) noexcept
+      : pool_(&pool), stream_(s) {}
+  /// @brief The pool.
+  [[nodiscard]] managed_pool& pool() const noexcept { return *pool_; }
+  /// @brief The stream allocations and deallocations are ordered on.
+  [[nodiscard]] stream_ref stream() const noexcept { return stream_; }
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0) throw std::bad_alloc();
+    if (bytes == 0) bytes = 1;  // a unique, non-null pointer for every allocation
+    (void)detail::checked_bytes(bytes, 1, "managed_pool_resource");
+    const bool over = alignment > detail::pool_min_block;
+    if (over) (void)detail::checked_bytes(bytes + alignment, 1, "managed_pool_resource");
+    detail::pool_core& core = pool_->checked("managed_pool_resource");
+    void* raw = core.allocate(over ? bytes + alignment : bytes, stream_.get(), true,
+                              call_site::current());
+    if (!over) return raw;
+    const auto address = reinterpret_cast<std::uintptr_t>(raw);
+    void* aligned = reinterpret_cast<void*>((address + alignment - 1) & ~(alignment - 1));
+    try {
+      detail::pool_lock lock(mutex_);
+      originals_.emplace(aligned, raw);
+    } catch (...) {
+      core.deallocate(raw, stream_.get());
+      throw;
+    }
+    return aligned;
+  }
+  void do_deallocate(void* p, std::size_t /*bytes*/, std::size_t alignment) override {
+    if (p == nullptr || pool_->core_ == nullptr) return;
+    if (alignment > detail::pool_min_block) {
+      detail::pool_lock lock(mutex_);
+      const auto it = originals_.find(p);
+      if (it == originals_.end()) return;  // not ours
+      p = it->second;
+      originals_.erase(it);
+    }
+    pool_->core_->deallocate(p, stream_.get());
+  }
+  // Each resource keeps the originals of its over-aligned allocations: only itself can
+  // deallocate them.
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
+    return this == &other;
+  }
+
+  managed_pool* pool_;
+  stream_ref stream_;
+  detail::pool_mutex mutex_;
+  std::unordered_map<void*, void*> originals_;
+};
+
+UNIMEM_END_NAMESPACE

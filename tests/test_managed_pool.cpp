@@ -1,0 +1,626 @@
+// managed_pool, pool_buffer and managed_pool_resource (issue 28): stream-ordered allocation of
+// managed memory. Host tests run everywhere; the GPU tests skip without a GPU and run each case
+// for every implementation this machine has: the runtime's pool of managed memory (CUDA 13)
+// where the runtime makes one, and unimem's caching allocator always (forced with
+// managed_pool_options::use_runtime_pool = false where the runtime's pool would serve).
+// Nothing here is timed: the speed is unimem-bench's (--only pool).
+#include "test_support.hpp"
+
+#include <unimem/managed_pool.hpp>
+#include <unimem/managed_pool_resource.hpp>
+#include <unimem/memory_resource.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+__global__ void pool_write(int* p, std::size_t n, int base) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) p[i] = base ^ static_cast<int>(i);
+}
+// Counts the elements that differ from base ^ i.
+__global__ void pool_check(const int* p, std::size_t n, int base, unsigned* wrong) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n && p[i] != (base ^ static_cast<int>(i))) atomicAdd(wrong, 1u);
+}
+// One block: every thread spins for `cycles`, then the block writes `value` everywhere.
+__global__ void pool_spin_then_fill(int* p, std::size_t n, int value, std::uint64_t cycles) {
+  const long long start = clock64();
+  while (static_cast<std::uint64_t>(clock64() - start) < cycles) {
+  }
+  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) p[i] = value;
+}
+__global__ void pool_set(int* p, std::size_t n, int value) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) p[i] = value;
+}
+__global__ void pool_copy(int* dst, const int* src, std::size_t n) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) dst[i] = src[i];
+}
+__global__ void pool_update(int* p, std::size_t n, int add) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) p[i] = static_cast<int>(static_cast<unsigned>(p[i]) * 3u + static_cast<unsigned>(add));
+}
+__global__ void pool_sum(const int* p, std::size_t n, unsigned long long* sum) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) atomicAdd(sum, static_cast<unsigned long long>(p[i]));
+}
+
+// ---- what holds without a GPU ----
+
+static_assert(std::is_same<unimem::pool_buffer<float>::memory_kind, unimem::managed_memory>::value,
+              "a pool_buffer is managed memory for copy() and the access tags");
+static_assert(std::is_same<unimem::detail::declared_memory_kind_t<unimem::pool_buffer<int>>,
+                           unimem::managed_memory>::value,
+              "");
+static_assert(!std::is_copy_constructible<unimem::pool_buffer<float>>::value, "");
+static_assert(!std::is_copy_assignable<unimem::pool_buffer<float>>::value, "");
+static_assert(std::is_nothrow_move_constructible<unimem::pool_buffer<float>>::value, "");
+static_assert(std::is_nothrow_move_assignable<unimem::pool_buffer<float>>::value, "");
+static_assert(std::is_nothrow_destructible<unimem::pool_buffer<float>>::value, "");
+static_assert(!std::is_copy_constructible<unimem::managed_pool>::value, "");
+static_assert(std::is_nothrow_move_constructible<unimem::managed_pool>::value, "");
+static_assert(std::is_nothrow_move_assignable<unimem::managed_pool>::value, "");
+static_assert(std::is_nothrow_destructible<unimem::managed_pool>::value, "");
+
+namespace {
+
+using unimem::location;
+using unimem::managed_pool;
+using unimem::pool_buffer;
+
+TEST(ManagedPool, SizeClassesRoundUpByAtMostAQuarter) {
+  using unimem::detail::pool_block_bytes;
+  EXPECT_EQ(pool_block_bytes(1), 256u);
+  EXPECT_EQ(pool_block_bytes(256), 256u);
+  EXPECT_EQ(pool_block_bytes(257), 320u);
+  EXPECT_EQ(pool_block_bytes(1000), 1024u);
+  EXPECT_EQ(pool_block_bytes(4096), 4096u);
+  EXPECT_EQ(pool_block_bytes(4097), 5120u);
+  EXPECT_EQ(pool_block_bytes(std::size_t{1} << 20), std::size_t{1} << 20);
+  EXPECT_EQ(pool_block_bytes(std::size_t{64} << 20), std::size_t{64} << 20);
+  EXPECT_EQ(pool_block_bytes(std::size_t{1} << 30), std::size_t{1} << 30);
+  EXPECT_EQ(pool_block_bytes((std::size_t{1} << 30) + 1), (std::size_t{5} << 30) / 4);
+  const std::size_t largest = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+  EXPECT_EQ(pool_block_bytes(largest), largest + 1);  // 2^63: no overflow
+  std::size_t previous = 0;
+  for (std::size_t b = 1; b < (std::size_t{1} << 22); b += b / 7 + 1) {
+    const std::size_t c = pool_block_bytes(b);
+    EXPECT_GE(c, b);
+    EXPECT_GE(c, previous) << b;
+    EXPECT_LE(c, b <= 256 ? 256 : b + b / 4) << b;
+    EXPECT_EQ(c % 64, 0u) << b;  // every class keeps the 256-byte alignment of its block start
+    EXPECT_EQ(pool_block_bytes(c), c) << b;  // a class is its own class
+    previous = c;
+  }
+}
+
+TEST(ManagedPool, AnEmptyPoolBufferNeedsNoPool) {
+  pool_buffer<int> b;
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(b.data(), nullptr);
+  EXPECT_EQ(b.stream(), unimem::default_stream);
+  pool_buffer<int> c(std::move(b));
+  EXPECT_TRUE(c.empty());
+  EXPECT_EQ(unimem::to_view(c).size(), 0u);
+  EXPECT_EQ(unimem::ready_for_host(c), unimem::hint_status::empty);  // no runtime call
+}
+
+TEST(NoGpu, ManagedPoolThrowsNoGpuFound) {
+  UNIMEM_REQUIRE_NO_GPU();
+  try {
+    managed_pool pool;
+    FAIL() << "constructing a managed_pool without a GPU did not throw";
+  } catch (const unimem::error& e) {
+    EXPECT_TRUE(e.no_gpu()) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no GPU was found"), std::string::npos) << e.what();
+  }
+  unimem::managed_pool_options caching;
+  caching.use_runtime_pool = false;
+  EXPECT_THROW((void)managed_pool(caching), unimem::error);
+}
+
+// ---- with a GPU: every case for every implementation ----
+
+/// The options of each implementation this machine has: the runtime's pool first where the
+/// runtime makes one, and the caching allocator.
+std::vector<unimem::managed_pool_options> implementations() {
+  unimem::managed_pool_options caching;
+  caching.use_runtime_pool = false;
+  std::vector<unimem::managed_pool_options> out;
+  if (managed_pool(unimem::managed_pool_options()).uses_runtime_pool()) {
+    out.push_back(unimem::managed_pool_options());
+  }
+  out.push_back(caching);
+  return out;
+}
+
+template <class Range>
+bool all_are(const Range& r, int v) {
+  for (const auto& x : r)
+    if (x != v) return false;
+  return true;
+}
+template <class Range>
+bool pattern_is(const Range& r, int base) {
+  std::size_t i = 0;
+  for (const auto& x : r)
+    if (x != (base ^ static_cast<int>(i++))) return false;
+  return true;
+}
+
+TEST(ManagedPoolGpu, AllocationsAreManagedMemoryUsedInStreamOrder) {
+  UNIMEM_REQUIRE_GPU();
+  for (const auto& options : implementations()) {
+    managed_pool pool(options);
+    SCOPED_TRACE(pool.implementation_name());
+    EXPECT_EQ(pool.device_id(), unimem::device::current().device_id());
+    EXPECT_EQ(pool.uses_runtime_pool(), pool.runtime_pool_status() == unimem::native_status{});
+    unimem::stream s;
+    const std::size_t n = 100000;
+    pool_buffer<int> b(n, pool, s);
+    ASSERT_EQ(b.size(), n);
+    ASSERT_NE(b.data(), nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % 256, 0u);
+    EXPECT_EQ(b.stream(), s.ref());
+    unimem::launch(pool_write, unimem::grid_for(n).on(s), b, n, 42);  // the buffer as int*
+    s.synchronize();
+    EXPECT_TRUE(pattern_is(b, 42));
+    // What the runtime says of the pointer: managed memory, as cudaMallocManaged's.
+    const auto kind = unimem::detail::backend::memory_of(b.data());
+    if (kind != unimem::detail::backend::pointer_memory::unknown) {
+      EXPECT_EQ(kind, unimem::detail::backend::pointer_memory::managed);
+    }
+    // Raw allocations, the empty one, and the size rule before any runtime call.
+    EXPECT_EQ(pool.allocate(0, s), nullptr);
+    void* raw = pool.allocate(3000, s);
+    ASSERT_NE(raw, nullptr);
+    pool.deallocate(raw, 3000, s);
+    pool.deallocate(nullptr, 0, s);
+    int unknown = 0;
+    pool.deallocate(&unknown, sizeof unknown, s);  // not the pool's: ignored
+    const std::size_t too_many = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) + 1;
+    EXPECT_THROW((void)pool.allocate(too_many, s), unimem::length_error);
+    EXPECT_THROW((void)pool_buffer<double>(too_many / 4, pool, s), unimem::length_error);
+    pool_buffer<int> empty(0, pool, s);
+    EXPECT_TRUE(empty.empty());
+    s.synchronize();
+  }
+}
+
+TEST(ManagedPoolGpu, ViewsTagsPlacementAndCopiesWorkAsOnManagedMemory) {
+  UNIMEM_REQUIRE_GPU();
+  for (const auto& options : implementations()) {
+    managed_pool pool(options);
+    SCOPED_TRACE(pool.implementation_name());
+    unimem::stream s, t;  // before the buffers: their memory is freed on them
+    const std::size_t n = 1 << 18;  // 1 MiB of ints
+    pool_buffer<int> a(n, pool, s), c(n, pool, s);
+    unimem::launch(pool_write, unimem::grid_for(n).on(s), unimem::out(a), n, 7);
+    unimem::launch(pool_copy, unimem::grid_for(n).on(s), unimem::out(c), unimem::in(a), n);
+    unimem::launch(pool_update, unimem::grid_for(n).on(s), unimem::inout(c), n, 1);
+    const unimem::hint_status h = unimem::ready_for_host(c, s);
+    EXPECT_NE(h, unimem::hint_status::empty);
+    bool ok = true;
+    for (std::size_t i = 0; i < n && ok; ++i) {
+      ok = c[i] == static_cast<int>(static_cast<unsigned>(7 ^ static_cast<int>(i)) * 3u + 1u);
+    }
+    EXPECT_TRUE(ok) << "tagged launches over pool buffers";
+    // Placement over the buffer and over a part of it, prefetch to the GPU and back.
+    (void)unimem::prefetch(a, location::device(pool.device_id()), s);
+    (void)unimem::prefetch(unimem::to_view(a).subview(1000, 5000), location::host(), s);
+    (void)unimem::advise(a, unimem::advice::read_mostly, location::host());
+    (void)unimem::unadvise(a, unimem::advice::read_mostly, location::host());
+    EXPECT_EQ(unimem::ready_for_host(a, s), h);
+    EXPECT_TRUE(pattern_is(a, 7));
+    // Copies and fills, between pool memory, managed_buffer and host ranges.
+    unimem::managed_buffer<int> m(n, 5);
+    unimem::copy(a, m);
+    EXPECT_TRUE(all_are(a, 5));
+    unimem::fill_async(c, 9, s);
+    s.synchronize();
+    EXPECT_TRUE(all_are(c, 9));
+    std::vector<int> host(n, 0);
+    unimem::copy(host, c);
+    EXPECT_TRUE(all_are(host, 9));
+    // Move, swap and set_stream keep the memory and hand it on.
+    pool_buffer<int> moved(std::move(a));
+    EXPECT_TRUE(a.empty());
+    EXPECT_EQ(moved.size(), n);
+    moved.set_stream(t);
+    EXPECT_EQ(moved.stream(), t.ref());
+    swap(moved, c);
+    EXPECT_TRUE(all_are(moved, 9));
+    EXPECT_TRUE(all_are(c, 5));
+    s.synchronize();
+    t.synchronize();
+  }
+}
+
+// The core of issue 28's promise: a block freed on stream A while A's kernel still uses it is
+// not handed to stream B until that kernel is done. A's kernel spins, then writes 7 into the
+// block, and A copies the block to a witness before freeing it; B allocates the same size at
+// once and writes 9. Were the block B's too early, B's 9s would be overwritten by A's 7s, or A's
+// witness would hold 9s.
+TEST(ManagedPoolGpu, NoReuseOnAnotherStreamWhileTheFreeingStreamStillUsesTheBlock) {
+  UNIMEM_REQUIRE_GPU();
+  for (const auto& options : implementations()) {
+    managed_pool pool(options);
+    SCOPED_TRACE(pool.implementation_name());
+    unimem::stream a(unimem::stream::blocking_mode::non_blocking);
+    unimem::stream b(unimem::stream::blocking_mode::non_blocking);
+    unimem::stream c(unimem::stream::blocking_mode::non_blocking);
+    const std::size_t n = 1 << 18, bytes = n * sizeof(int);
+    unimem::managed_buffer<int> witness(n, unimem::uninitialized);
+    int* x = static_cast<int*>(pool.allocate(bytes, a));
+    unimem::launch(pool_spin_then_fill, unimem::launch_config(1, 256).on(a), x, n, 7,
+                   std::uint64_t{200'000'000});  // about 0.1 s
+    unimem::launch(pool_copy, unimem::grid_for(n).on(a), witness.data(), x, n);
+    pool.deallocate(x, bytes, a);
+    int* y = static_cast<int*>(pool.allocate(bytes, b));
+    const bool a_was_running = !a.ready();
+    unimem::launch(pool_set, unimem::grid_for(n).on(b), y, n, 9);
+    b.synchronize();
+    a.synchronize();
+    EXPECT_TRUE(all_are(unimem::view<const int>(y, n), 9)) << "B's block was written by A";
+    EXPECT_TRUE(all_are(witness, 7)) << "A's block was written by B";
+    if (!pool.uses_runtime_pool()) {
+      // The caching allocator never makes B wait for A: B got a block of its own. (The
+      // runtime's pool may hand B the same block and make B wait for A's free.)
+      if (a_was_running) EXPECT_NE(y, x);
+      pool.deallocate(y, bytes, b);
+      // Once A's free has completed, the block serves any stream: the oldest free block first.
+      int* z = static_cast<int*>(pool.allocate(bytes, c));
+      EXPECT_EQ(z, x);
+      pool.deallocate(z, bytes, c);
+    } else {
+      pool.deallocate(y, bytes, b);
+    }
+    c.synchronize();
+    b.synchronize();
+  }
+}
+
+// On its own stream a freed block is handed out again at once, and stream order keeps the work
+// of its two lives apart.
+TEST(ManagedPoolGpu, CachingAllocatorReusesABlockOnItsStreamAtOnce) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_pool_options caching;
+  caching.use_runtime_pool = false;
+  managed_pool pool(caching);
+  EXPECT_FALSE(pool.uses_runtime_pool());
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+  const std::size_t n = 1 << 18, bytes = n * sizeof(int);
+  unimem::managed_buffer<int> witness(n, unimem::uninitialized);
+  int* x = static_cast<int*>(pool.allocate(bytes, s));
+  unimem::launch(pool_spin_then_fill, unimem::launch_config(1, 256).on(s), x, n, 7,
+                 std::uint64_t{100'000'000});
+  unimem::launch(pool_copy, unimem::grid_for(n).on(s), witness.data(), x, n);
+  pool.deallocate(x, bytes, s);
+  const unimem::pool_statistics before = pool.statistics();
+  int* y = static_cast<int*>(pool.allocate(bytes - 100, s));  // the same size class
+  EXPECT_EQ(y, x) << "a block freed on s is reused on s at once";
+  EXPECT_EQ(pool.statistics().bytes_held, before.bytes_held) << "no new memory";
+  unimem::launch(pool_set, unimem::grid_for(n).on(s), y, n, 9);
+  s.synchronize();
+  EXPECT_TRUE(all_are(witness, 7));
+  EXPECT_TRUE(all_are(unimem::view<const int>(y, n), 9));
+  pool.deallocate(y, bytes - 100, s);
+  // A pool_buffer whose stream is set elsewhere gives its block back there.
+  unimem::stream t(unimem::stream::blocking_mode::non_blocking);
+  void* first = nullptr;
+  {
+    pool_buffer<int> b(n, pool, s);
+    first = b.data();
+    b.set_stream(t);
+  }
+  pool_buffer<int> again(n, pool, t);
+  EXPECT_EQ(static_cast<void*>(again.data()), first);
+  t.synchronize();
+}
+
+TEST(ManagedPoolGpu, StatisticsCountInUsePeakAndHeld) {
+  UNIMEM_REQUIRE_GPU();
+  for (const auto& options : implementations()) {
+    managed_pool pool(options);
+    SCOPED_TRACE(pool.implementation_name());
+    unimem::stream s;
+    const std::size_t mib = std::size_t{1} << 20;
+    unimem::pool_statistics st = pool.statistics();
+    EXPECT_EQ(st.bytes_in_use, 0u);
+    EXPECT_EQ(st.allocations, 0u);
+    void* small = pool.allocate(1000, s);
+    void* large = pool.allocate(mib, s);
+    st = pool.statistics();
+    EXPECT_EQ(st.bytes_in_use, 1000 + mib);
+    EXPECT_EQ(st.peak_bytes_in_use, 1000 + mib);
+    EXPECT_EQ(st.allocations, 2u);
+    EXPECT_GE(st.bytes_held, 1024 + mib);
+    if (!pool.uses_runtime_pool()) EXPECT_EQ(st.bytes_held, 1024 + mib);  // the size classes
+    pool.deallocate(small, 1000, s);
+    st = pool.statistics();
+    EXPECT_EQ(st.bytes_in_use, mib);
+    EXPECT_EQ(st.peak_bytes_in_use, 1000 + mib);
+    EXPECT_EQ(st.allocations, 1u);
+    if (!pool.uses_runtime_pool()) EXPECT_EQ(st.bytes_held, 1024 + mib) << "kept for reuse";
+    pool.reset_peak();
+    EXPECT_EQ(pool.statistics().peak_bytes_in_use, mib);
+    s.synchronize();
+    pool.trim_to(0);
+    st = pool.statistics();
+    EXPECT_GE(st.bytes_held, mib) << "memory in use stays";
+    if (!pool.uses_runtime_pool()) EXPECT_EQ(st.bytes_held, mib);
+    pool.deallocate(large, mib, s);
+    s.synchronize();
+    pool.trim_to(0);
+    st = pool.statistics();
+    EXPECT_EQ(st.bytes_in_use, 0u);
+    EXPECT_EQ(st.allocations, 0u);
+    if (!pool.uses_runtime_pool()) EXPECT_EQ(st.bytes_held, 0u);
+    std::printf("%s: after trim_to(0), %zu bytes held\n", pool.implementation_name(),
+                st.bytes_held);
+  }
+  // The release threshold of the caching allocator: above it, completed frees go back to the
+  // runtime when new memory is needed, and at trim().
+  unimem::managed_pool_options caching;
+  caching.use_runtime_pool = false;
+  caching.release_threshold = 0;
+  managed_pool pool(caching);
+  EXPECT_EQ(pool.release_threshold(), 0u);
+  unimem::stream s;
+  const std::size_t mib = std::size_t{1} << 20;
+  void* a = pool.allocate(mib, s);
+  pool.deallocate(a, mib, s);
+  s.synchronize();
+  EXPECT_EQ(pool.statistics().bytes_held, mib);
+  void* b = pool.allocate(2 * mib, s);  // another class: new memory, the 1 MiB goes back
+  EXPECT_EQ(pool.statistics().bytes_held, 2 * mib);
+  pool.deallocate(b, 2 * mib, s);
+  pool.set_release_threshold(mib);
+  EXPECT_EQ(pool.release_threshold(), mib);
+  pool.trim();  // waits for the free on s
+  EXPECT_EQ(pool.statistics().bytes_held, 0u);
+}
+
+TEST(ManagedPoolGpu, PmrResourceServesContainersReadyForTheHost) {
+  UNIMEM_REQUIRE_GPU();
+  for (const auto& options : implementations()) {
+    managed_pool pool(options);
+    SCOPED_TRACE(pool.implementation_name());
+    unimem::stream s;
+    unimem::managed_pool_resource resource(pool, s);
+    EXPECT_EQ(&resource.pool(), &pool);
+    EXPECT_EQ(resource.stream(), s.ref());
+    unimem::managed_buffer<unsigned long long> sum(1);
+    for (int round = 0; round < 3; ++round) {
+      std::pmr::vector<int> v(&resource);
+      for (int i = 0; i < 20000; ++i) v.push_back(i % 100);  // grows: allocate, copy, free
+      unimem::launch(pool_sum, unimem::grid_for(v.size()).on(s), v.data(), v.size(), sum.data());
+      s.synchronize();
+    }  // each vector freed in the order of s, its blocks reused by the next round at once
+    EXPECT_EQ(sum[0], 3ull * 200ull * 4950ull);
+    void* aligned = resource.allocate(10000, 4096);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(aligned) % 4096, 0u);
+    static_cast<char*>(aligned)[9999] = 1;  // ready for the host
+    resource.deallocate(aligned, 10000, 4096);
+    EXPECT_TRUE(resource.is_equal(resource));
+    unimem::managed_pool_resource other(pool, s);
+    EXPECT_FALSE(resource.is_equal(other));
+    unimem::managed_memory_resource plain;
+    EXPECT_FALSE(resource.is_equal(plain));
+    s.synchronize();
+    EXPECT_EQ(pool.statistics().bytes_in_use, 0u);
+  }
+}
+
+// Eight threads, three streams each, allocating, using and freeing buffers of several sizes
+// from one pool; every buffer is written on its stream and checked there by a kernel (a block
+// handed to another stream too early shows as a wrong element), and one in eight crosses to a
+// second stream through an event before it is checked and freed there.
+TEST(ManagedPoolGpu, EightThreadsManyStreamsAllocateUseAndFree) {
+  UNIMEM_REQUIRE_GPU();
+  for (const auto& options : implementations()) {
+    managed_pool pool(options);
+    SCOPED_TRACE(pool.implementation_name());
+    constexpr int threads = 8, streams = 3, rounds = 400;
+    unimem::managed_buffer<unsigned> wrong(threads);
+    std::atomic<int> failures{0};
+    std::vector<std::thread> team;
+    for (int t = 0; t < threads; ++t) {
+      team.emplace_back([&, t] {
+        try {
+          std::vector<unimem::stream> own;
+          for (int k = 0; k < streams; ++k) {
+            own.emplace_back(unimem::stream::blocking_mode::non_blocking);
+          }
+          unimem::event crossed(unimem::event::timing_mode::disable_timing);
+          const std::size_t sizes[] = {1024, 3000, 16384, 1 << 18, 700000};
+          for (int r = 0; r < rounds; ++r) {
+            const std::size_t n = sizes[(r * 7 + t) % 5];
+            const unimem::stream& s = own[static_cast<std::size_t>(r % streams)];
+            const int base = t * 100000 + r;
+            pool_buffer<int> b(n, pool, s);
+            unimem::launch(pool_write, unimem::grid_for(n).on(s), b, n, base);
+            if (r % 8 == 3) {  // used on another stream after an event, freed there
+              const unimem::stream& u = own[static_cast<std::size_t>((r + 1) % streams)];
+              crossed.record(s);
+              u.wait(crossed);
+              b.set_stream(u);
+              unimem::launch(pool_check, unimem::grid_for(n).on(u), b, n, base,
+                             wrong.data() + t);
+            } else {
+              unimem::launch(pool_check, unimem::grid_for(n).on(s), b, n, base,
+                             wrong.data() + t);
+            }
+          }
+          for (const unimem::stream& s : own) s.synchronize();
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "thread %d: %s\n", t, e.what());
+          ++failures;
+        }
+      });
+    }
+    for (std::thread& th : team) th.join();
+    EXPECT_EQ(failures.load(), 0);
+    for (int t = 0; t < threads; ++t) EXPECT_EQ(wrong[static_cast<std::size_t>(t)], 0u) << t;
+    const unimem::pool_statistics st = pool.statistics();
+    EXPECT_EQ(st.bytes_in_use, 0u);
+    EXPECT_EQ(st.allocations, 0u);
+    EXPECT_GT(st.peak_bytes_in_use, 0u);
+    pool.trim_to(0);
+    if (!pool.uses_runtime_pool()) EXPECT_EQ(pool.statistics().bytes_held, 0u);
+    std::printf("%s: %d threads x %d streams x %d rounds, peak in use %zu bytes, held %zu\n",
+                pool.implementation_name(), threads, streams, rounds, st.peak_bytes_in_use,
+                st.bytes_held);
+  }
+}
+
+TEST(ManagedPoolGpu, ABufferMayOutliveItsPool) {
+  UNIMEM_REQUIRE_GPU();
+  for (const auto& options : implementations()) {
+    unimem::stream s;
+    std::optional<pool_buffer<int>> b;
+    bool runtime = false;
+    {
+      managed_pool pool(options);
+      runtime = pool.uses_runtime_pool();
+      b.emplace(5000, pool, s);
+      unimem::launch(pool_write, unimem::grid_for(5000).on(s), *b, std::size_t{5000}, 3);
+      pool_buffer<int> cached(5000, pool, s);  // freed into the pool before it closes
+    }
+    SCOPED_TRACE(runtime ? "runtime pool" : "caching allocator");
+    s.synchronize();
+    EXPECT_TRUE(pattern_is(*b, 3));
+    b.reset();  // the last allocation: the pool's state goes with it
+    s.synchronize();
+  }
+}
+
+TEST(ManagedPoolGpu, AMovedFromPoolRefusesToAllocate) {
+  UNIMEM_REQUIRE_GPU();
+  managed_pool a;
+  managed_pool b(std::move(a));
+  EXPECT_FALSE(static_cast<bool>(a));
+  EXPECT_TRUE(static_cast<bool>(b));
+  EXPECT_THROW((void)a.allocate(64), unimem::invalid_argument);
+  EXPECT_THROW((void)a.statistics(), unimem::invalid_argument);
+  EXPECT_THROW((void)pool_buffer<int>(10, a), unimem::invalid_argument);
+  a.deallocate(nullptr, 0);  // never throws
+  void* p = b.allocate(64);
+  a = std::move(b);  // a owns the pool now, b is empty
+  a.deallocate(p, 64);
+  EXPECT_EQ(a.statistics().allocations, 0u);
+  unimem::synchronize();
+}
+
+// A small model test: random sequences of pool buffers on four streams (allocated, written,
+// updated, copied from one another, handed to another stream through an event, freed, checked)
+// against host vectors. Every buffer's work runs on its current stream; using it on another
+// stream first makes that stream wait for an event recorded on the current one, which then
+// becomes the buffer's stream (its free is ordered there). Reuse of a block before its last
+// user is done would show as a wrong element at a check.
+TEST(ManagedPoolGpu, RandomSequencesMatchAHostModel) {
+  UNIMEM_REQUIRE_GPU();
+  struct slot {
+    std::optional<pool_buffer<int>> buffer;
+    std::vector<int> model;
+    int stream = 0;
+  };
+  for (const auto& options : implementations()) {
+    managed_pool pool(options);
+    SCOPED_TRACE(pool.implementation_name());
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      std::uint64_t state = seed * 0x9e3779b97f4a7c15ull;
+      auto next = [&state](std::uint32_t below) {  // splitmix64
+        std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return static_cast<std::uint32_t>((z ^ (z >> 31)) % below);
+      };
+      std::vector<unimem::stream> streams;
+      std::vector<unimem::event> events;
+      for (int k = 0; k < 4; ++k) {
+        streams.emplace_back(unimem::stream::blocking_mode::non_blocking);
+        events.emplace_back(unimem::event::timing_mode::disable_timing);
+      }
+      std::vector<slot> slots(6);
+      auto move_to = [&](slot& x, int k) {  // x's work so far is ordered before k's next work
+        if (x.stream == k) return;
+        events[static_cast<std::size_t>(x.stream)].record(streams[static_cast<std::size_t>(x.stream)]);
+        streams[static_cast<std::size_t>(k)].wait(events[static_cast<std::size_t>(x.stream)]);
+        x.stream = k;
+        x.buffer->set_stream(streams[static_cast<std::size_t>(k)]);
+      };
+      int checks = 0;
+      for (int op = 0; op < 1500; ++op) {
+        slot& x = slots[next(6)];
+        const int k = static_cast<int>(next(4));
+        const unimem::stream& s = streams[static_cast<std::size_t>(k)];
+        const std::uint32_t what = next(100);
+        if (!x.buffer) {  // allocate and write
+          const std::size_t n = 1 + next(3) * 20000 + next(20000);
+          x.buffer.emplace(n, pool, s);
+          x.stream = k;
+          const int base = static_cast<int>(next(1000000));
+          unimem::launch(pool_write, unimem::grid_for(n).on(s), *x.buffer, n, base);
+          x.model.resize(n);
+          for (std::size_t i = 0; i < n; ++i) x.model[i] = base ^ static_cast<int>(i);
+        } else if (what < 15) {  // free, in the order of its stream
+          x.buffer.reset();
+          x.model.clear();
+        } else if (what < 45) {  // update on a (maybe other) stream
+          move_to(x, k);
+          const int add = static_cast<int>(next(1000));
+          unimem::launch(pool_update, unimem::grid_for(x.model.size()).on(s), *x.buffer,
+                         x.model.size(), add);
+          for (int& v : x.model) {
+            v = static_cast<int>(static_cast<unsigned>(v) * 3u + static_cast<unsigned>(add));
+          }
+        } else if (what < 75) {  // copy from another live buffer, on x's stream
+          slot& y = slots[next(6)];
+          if (&y == &x || !y.buffer) continue;
+          move_to(x, k);
+          move_to(y, k);
+          const std::size_t n = std::min(x.model.size(), y.model.size());
+          unimem::launch(pool_copy, unimem::grid_for(n).on(s), x.buffer->data(),
+                         y.buffer->data(), n);
+          std::copy(y.model.begin(), y.model.begin() + static_cast<std::ptrdiff_t>(n),
+                    x.model.begin());
+        } else if (what < 85) {  // check on the host (every stream waited for: the host may
+                                 // not touch managed memory while kernels run on some GPUs)
+          for (unimem::stream& t : streams) t.synchronize();
+          ++checks;
+          bool same = true;
+          for (std::size_t i = 0; i < x.model.size() && same; ++i) {
+            same = (*x.buffer)[i] == x.model[i];
+          }
+          ASSERT_TRUE(same) << "seed " << seed << ", operation " << op;
+        }
+      }
+      for (unimem::stream& s : streams) s.synchronize();
+      for (slot& x : slots) {
+        if (!x.buffer) continue;
+        ++checks;
+        bool same = true;
+        for (std::size_t i = 0; i < x.model.size() && same; ++i) same = (*x.buffer)[i] == x.model[i];
+        EXPECT_TRUE(same) << "seed " << seed << ", at the end";
+        x.buffer.reset();
+      }
+      for (unimem::stream& s : streams) s.synchronize();
+      EXPECT_GT(checks, 0);
+    }
+    EXPECT_EQ(pool.statistics().allocations, 0u);
+  }
+}
+
+}  // namespace

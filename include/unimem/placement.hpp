@@ -272,7 +272,13 @@ inline hint_status advise_bytes(const void* p, std::size_t bytes, advice a, loca
       native = set ? backend::mem_advice::set_accessed_by : backend::mem_advice::unset_accessed_by;
       break;
   }
-  check(backend::advise(p, bytes, native, {l.is_host(), l.device_id()}), where);
+  const backend::result r = backend::advise(p, bytes, native, {l.is_host(), l.device_id()});
+  if (r.code == backend::error_not_supported) {
+    // CUDA 13's pools of managed memory take no advice (measured on the H200, driver 580).
+    backend::forget_if_last(r.code);
+    return refused_hint(what, where, "the runtime takes no advice for this memory");
+  }
+  check(r, where);
   if (record != nullptr) {
     record->forget();
   } else if (a != advice::read_mostly) {

@@ -37,7 +37,8 @@ inline std::string to_string(hint_status s) {
 }
 
 /// @brief What placement calls do on a device that cannot migrate managed pages (CUDA without
-/// concurrent managed access; AMD without XNACK).
+/// concurrent managed access; AMD without XNACK), and what advise() does on memory the runtime
+/// takes no advice for (the memory of CUDA 13's managed pools, managed_pool.hpp).
 enum class unsupported_policy {
   /// Do nothing and return hint_status::unsupported (the default).
   ignore,
@@ -61,6 +62,15 @@ inline hint_status gate(int id, const char* what, call_site where) {
         " cannot migrate managed memory (migrates_on_demand() is false), and "
         "unimem::unsupported_policy::throw_error is set");
     fail(backend::error_not_supported, what, where, context.c_str());
+  }
+  return hint_status::unsupported;
+}
+
+/// The runtime refused a hint for this memory with its "not supported" status (nothing left
+/// behind): hint_status::unsupported, or unimem::error under unsupported_policy::throw_error.
+inline hint_status refused_hint(const char* what, call_site where, const char* context) {
+  if (unsupported_policy_state().load() == static_cast<int>(unsupported_policy::throw_error)) {
+    fail(backend::error_not_supported, what, where, context);
   }
   return hint_status::unsupported;
 }

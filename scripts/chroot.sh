@@ -25,7 +25,7 @@ unimem_chroot_mirror() {
 # suites' default g++: GoogleTest is built again with g++-13 (the suites' libgtest is built with
 # their default g++, and mixing the two runtimes fails to link).
 unimem_chroot_packages() {
-  local common="cmake ninja-build libgtest-dev googletest g++ hipcc libamdhip64-dev"
+  local common="cmake ninja-build libgtest-dev googletest g++ hipcc libamdhip64-dev make pkgconf"
   case $1 in
     trixie) echo "$common nvidia-cuda-toolkit g++-13" ;;  # HIP 5.7.1 (clang-17), CUDA 12.4
     sid) echo "$common" ;;                                 # HIP 6.4.3, hipcc 7.0.2 (clang-21)

@@ -882,6 +882,56 @@ TEST(FaultCountGpu, TagsOverDeviceBuffersMakeNoRuntimeCall) {
   EXPECT_EQ(untagged, 1) << "an untagged launch on the default stream is one runtime call";
 }
 
+// Memory a pool hands out again keeps its placement record: after a tagged launch placed a
+// pool_buffer on the GPU, the next pool_buffer that gets the same memory on the same stream
+// makes a tagged launch with exactly the runtime calls of an untagged one (no prefetch of
+// pages already there), with the runtime's pool and with the caching allocator. The first
+// tagged launch over new memory does prefetch (more calls): the count can tell the two apart.
+TEST(FaultCountGpu, TaggedLaunchOverReusedPoolMemoryPrefetchesNothing) {
+  UNIMEM_REQUIRE_GPU();
+  for (const bool runtime_pool : {true, false}) {
+    unimem::managed_pool_options o;
+    o.use_runtime_pool = runtime_pool;
+    unimem::managed_pool pool(o);
+    if (runtime_pool && !pool.uses_runtime_pool()) continue;  // no runtime pool here
+    SCOPED_TRACE(pool.implementation_name());
+    unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+    const std::size_t n = std::size_t{1} << 20;
+    const auto cfg = unimem::grid_for(n).on(s);
+    {
+      unimem::managed_buffer<int> w(n);  // the runtime's first launch of the kernel here
+      unimem::launch(fi_add, cfg, w, w, w, n);
+      s.synchronize();
+    }
+    const void* first = nullptr;
+    long long first_tagged = 0;
+    for (int round = 0; round < 3; ++round) {  // round 1 warms the heap's pages
+      unimem::pool_buffer<int> a(n, pool, s), b(n, pool, s), c(n, pool, s);
+      fault::arm(0, 0);
+      unimem::launch(fi_add, cfg, a, b, c, n);
+      const long long untagged = fault::calls();
+      fault::arm(0, 0);
+      unimem::launch(fi_add, cfg, unimem::in(a), unimem::in(b), unimem::out(c), n);
+      const long long tagged = fault::calls();
+      s.synchronize();
+      if (round == 0) {
+        first = a.data();
+        first_tagged = tagged;
+        EXPECT_GT(tagged, untagged) << "the first tagged launch over new pool memory prefetches";
+      } else if (round == 2) {
+        if (a.data() == first) {
+          EXPECT_EQ(tagged, untagged)
+              << "the same memory again, still on the GPU: the tagged launch moves nothing";
+        } else {  // the runtime chose other memory: nothing known of it, so it is placed
+          std::printf("  %s gave other memory on reuse: placed again\n",
+                      pool.implementation_name());
+          EXPECT_EQ(tagged, first_tagged);
+        }
+      }
+    }  // each round's buffers go back in the order of s
+  }
+}
+
 // The ledger's exact count under concurrency: what eight threads allocate, create and free,
 // round after round, leaves the runtime holding exactly what it held before (the free-memory
 // evidence of StressGpu.EightThreadsAllocatePrefetchLaunchFree, without the runtime's pools).

@@ -140,6 +140,7 @@ struct pool_block {
   backend::stream_handle stream = nullptr;  // the stream of its last free
   backend::event_handle event = nullptr;    // recorded at that free
   bool done = true;                         // that free is known to have completed
+  std::uint64_t placed = 0;  // the placement record of its last owner (placement_record.hpp)
 };
 
 /// A live allocation: the bytes asked for, and its block (caching allocator only).
@@ -204,15 +205,21 @@ class pool_core {
   }
 
   /// `bytes` (> 0, checked) in the order of stream s; with for_host, memory the host may use at
-  /// once (managed_pool_resource).
-  void* allocate(std::size_t bytes, backend::stream_handle s, bool for_host, call_site where) {
-    return runtime() ? allocate_runtime(bytes, s, for_host, where)
-                     : allocate_cached(bytes, s, for_host, where);
+  /// once (managed_pool_resource). `placed`, where given, receives the placement record its
+  /// last owner left with this memory (deallocate's `placed`; 0 for memory new to the pool):
+  /// a pool_buffer starts from it, so that a tagged launch over reused memory that is still
+  /// on its GPU moves nothing (a record that no longer holds costs a prefetch, never data).
+  void* allocate(std::size_t bytes, backend::stream_handle s, bool for_host, call_site where,
+                 std::uint64_t* placed = nullptr) {
+    if (placed != nullptr) *placed = 0;
+    return runtime() ? allocate_runtime(bytes, s, for_host, where, placed)
+                     : allocate_cached(bytes, s, for_host, where, placed);
   }
 
-  /// Gives p back in the order of stream s; unknown pointers are ignored. Never throws; may
-  /// delete the core (the owner is gone and this was the last allocation).
-  void deallocate(void* p, backend::stream_handle s) noexcept {
+  /// Gives p back in the order of stream s, with its owner's placement record `placed` (0:
+  /// none); unknown pointers are ignored. Never throws; may delete the core (the owner is gone
+  /// and this was the last allocation).
+  void deallocate(void* p, backend::stream_handle s, std::uint64_t placed = 0) noexcept {
     if (runtime()) {
       // Forgotten before the runtime's free: the runtime may hand p out again at once. After
       // the lock, only locals are used (the core may be gone).
@@ -222,6 +229,7 @@ class pool_core {
         const auto it = live_.find(p);
         if (it == live_.end()) return;  // not ours: never free what we did not allocate
         in_use_ -= it->second.asked;
+        if (placed != 0) remember_placed(p, it->second.asked, placed);
         live_.erase(it);
         last = closed_ && live_.empty();
       }
@@ -239,6 +247,7 @@ class pool_core {
       closing = closed_;
     }
     pool_block b = entry.block;
+    b.placed = placed;
     bool release = false;  // give the block back to the runtime now
     if (!closing) {
       b.stream = s;
@@ -365,8 +374,26 @@ class pool_core {
     if (in_use_ > peak_) peak_ = in_use_;
   }
 
+  /// The runtime's pool hands freed memory out again at the same address: the placement
+  /// records of the last few frees, by address (the caller holds the lock).
+  void remember_placed(void* p, std::size_t bytes, std::uint64_t placed) noexcept {
+    recent_[recent_next_] = recent_placement{p, bytes, placed};
+    recent_next_ = (recent_next_ + 1) % recent_placements;
+  }
+  /// The record left at p by a free of at least `bytes`, taken (0: none).
+  std::uint64_t take_placed(void* p, std::size_t bytes) noexcept {
+    for (recent_placement& r : recent_) {
+      if (r.p == p) {
+        const std::uint64_t placed = r.bytes >= bytes ? r.placed : 0;
+        r = recent_placement{};
+        return placed;
+      }
+    }
+    return 0;
+  }
+
   void* allocate_runtime(std::size_t bytes, backend::stream_handle s, bool for_host,
-                         call_site where) {
+                         call_site where, std::uint64_t* placed) {
     void* p = nullptr;
     const backend::result r = backend::malloc_from_pool(&p, bytes, pool_, s);
     if (r.code != backend::success || p == nullptr) {
@@ -382,6 +409,8 @@ class pool_core {
     try {
       pool_lock lock(mutex_);
       add_live(p, bytes, pool_block{});
+      const std::uint64_t last = take_placed(p, bytes);
+      if (placed != nullptr) *placed = last;
     } catch (...) {
       (void)backend::free_async(p, s);
       throw;
@@ -432,7 +461,7 @@ class pool_core {
   }
 
   void* allocate_cached(std::size_t bytes, backend::stream_handle s, bool for_host,
-                        call_site where) {
+                        call_site where, std::uint64_t* placed) {
     const std::size_t size = pool_block_bytes(bytes);
     pool_block b;
     backend::result failed{backend::success, ""};
@@ -454,11 +483,13 @@ class pool_core {
       throw_error(failed, where, "managed_pool: asking whether a free has completed");
     }
     if (found) {
+      if (placed != nullptr) *placed = b.placed;
       if (b.done) return b.p;
       // Freed on a stream with this handle: ordered after that free (the host waits for it).
       const backend::result w = for_host ? backend::event_synchronize(b.event)
                                          : backend::stream_wait_event(s, b.event);
       if (w.code == backend::success) return b.p;
+      if (placed != nullptr) *placed = 0;
       bool give_back = false;  // the block goes back to its list, or else to the runtime
       {
         pool_lock lock(mutex_);
@@ -611,6 +642,14 @@ class pool_core {
   std::size_t in_use_ = 0, peak_ = 0;
   std::size_t held_ = 0, cached_ = 0;  // caching allocator: blocks live + free, and free
   bool closed_ = false;
+  struct recent_placement {
+    void* p = nullptr;
+    std::size_t bytes = 0;
+    std::uint64_t placed = 0;
+  };
+  static constexpr int recent_placements = 16;
+  recent_placement recent_[recent_placements];  // runtime's pool: records of recent frees
+  int recent_next_ = 0;
 };
 
 /// The memory kind of pool_buffer's storage: managed memory that pool_buffer itself gives back
@@ -821,13 +860,7 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
   /// out; unimem::error when the runtime fails; unimem::invalid_argument for a moved-from pool.
   pool_buffer(size_type n, managed_pool& pool, stream_ref s = {},
               call_site where = call_site::current())
-      : base(detail::owned_array<T, detail::pool_memory>(
-            n, detail::pool_memory::buffer_name, where,
-            [&pool, s](std::size_t bytes, const char*, call_site w) {
-              return pool.allocate(bytes, s, w);
-            })),
-        core_(pool.core_),
-        stream_(s) {}
+      : pool_buffer(n, pool, s, where, placed_slot{}) {}
 
   /// @brief Not copyable: a buffer owns its memory.
   pool_buffer(const pool_buffer&) = delete;
@@ -847,7 +880,9 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
   }
   /// @brief Gives the memory back to its pool in the order of stream(); never throws.
   ~pool_buffer() {
-    if (this->data() != nullptr && core_ != nullptr) core_->deallocate(this->data(), stream_.get());
+    if (this->data() != nullptr && core_ != nullptr) {
+      core_->deallocate(this->data(), stream_.get(), record_.word());
+    }
   }
 
   /// @brief The stream the memory is given back on.
@@ -867,6 +902,21 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
   friend void swap(pool_buffer& a, pool_buffer& b) noexcept { a.swap(b); }
 
  private:
+  /// The placement record the pool kept with the memory (the base is made before record_).
+  struct placed_slot {
+    std::uint64_t value = 0;
+  };
+  pool_buffer(size_type n, managed_pool& pool, stream_ref s, call_site where, placed_slot&& placed)
+      : base(detail::owned_array<T, detail::pool_memory>(
+            n, detail::pool_memory::buffer_name, where,
+            [&pool, s, &placed](std::size_t bytes, const char*, call_site w) {
+              return pool.checked("allocate").allocate(bytes, s.get(), false, w, &placed.value);
+            })),
+        core_(pool.core_),
+        stream_(s) {
+    record_.set(placed.value);
+  }
+
   /// The placement-record hook (access.hpp): tags and placement calls of this buffer use it.
   friend detail::placement_record* unimem_detail_placement_record(const pool_buffer& b) noexcept {
     return &b.record_;

@@ -94,6 +94,9 @@ class placement_record {
   void set(std::uint64_t s) noexcept { word_.store(s); }
   /// Forgets: the next tagged launch places the buffer again.
   void forget() noexcept { word_.store(0); }
+  /// The stamp recorded now (0: none), to be kept with the memory when its owner gives it
+  /// back to a pool and set() on the next owner of the same memory (managed_pool.hpp).
+  [[nodiscard]] std::uint64_t word() const noexcept { return word_.load(); }
   /// Exchanges two records (buffers swap their allocations).
   void swap(placement_record& other) noexcept {
     const std::uint64_t mine = word_.load();

@@ -3,8 +3,9 @@
 // and more. One iteration allocates managed memory of one size (4 KiB, 1 MiB, 64 MiB, 1 GiB),
 // runs one fill kernel over all of it on a stream, frees it and synchronises the stream; each
 // iteration is timed with the host's clock, the median of max(21, 4 --reps + 1) iterations is
-// reported, the strategies interleaved (a burst of load spreads over all), after an untimed
-// warm-up that also checks the kernel's writes:
+// reported, the strategies interleaved (a burst of load spreads over all) and rotated (each
+// runs at every position of the sequence equally often), after an untimed warm-up that also
+// checks the kernel's writes:
 //   managed/raw       cudaMallocManaged / hipMallocManaged, the kernel, cudaFree / hipFree
 //   runtime-pool/raw  the runtime's pool of managed memory (CUDA 13: cudaMemPoolCreate with
 //                     cudaMemAllocationTypeManaged, cudaMallocFromPoolAsync, cudaFreeAsync), its
@@ -184,10 +185,16 @@ void pool_bench(const options& o) {
       return ms_since(t0) * 1000.0;
     };
 #endif
-    for (int it = 0; it <= iterations; ++it) {  // it 0: warm-up and checks, not counted
+    const int per = static_cast<int>(runs.size());
+    const int timed = (iterations + per - 1) / per * per;  // every position equally often
+    for (int it = 0; it <= timed; ++it) {  // it 0: warm-up and checks, not counted
       progress("[pool " + size + "] iteration " + std::to_string(it) + "/" +
-               std::to_string(iterations));
-      for (strategy& r : runs) {
+               std::to_string(timed));
+      // Rotated: each strategy runs first, second, ... equally often (in a fixed order, the
+      // one after runtime-pool/raw measured 1.13-1.20 of it at 4 KiB and 1 MiB, and the same
+      // calls in another position 0.97; scripts/probes/pool_steps.cu: 1.005 when rotated).
+      for (std::size_t k = 0; k < runs.size(); ++k) {
+        strategy& r = runs[(k + static_cast<std::size_t>(it)) % runs.size()];
         value += 1;
         const bool check = it == 0;
         double us = 0;

@@ -882,13 +882,20 @@ TEST(FaultCountGpu, TagsOverDeviceBuffersMakeNoRuntimeCall) {
   EXPECT_EQ(untagged, 1) << "an untagged launch on the default stream is one runtime call";
 }
 
-// Memory a pool hands out again keeps its placement record: after a tagged launch placed a
-// pool_buffer on the GPU, the next pool_buffer that gets the same memory on the same stream
-// makes a tagged launch with exactly the runtime calls of an untagged one (no prefetch of
-// pages already there), with the runtime's pool and with the caching allocator. The first
-// tagged launch over new memory does prefetch (more calls): the count can tell the two apart.
+// Memory a pool hands out again keeps its placement record, with the runtime's pool and with
+// the caching allocator:
+// - the record a pool_buffer starts with is the one the last owner of the same memory left
+//   (whatever the runtime or the process does meanwhile);
+// - a tagged launch over buffers whose records hold makes exactly the runtime calls of an
+//   untagged one (no prefetch of pages already there), and one over memory new to the pool
+//   prefetches (more calls). Whether a record holds depends on the process's page-fault count
+//   (placement_record.hpp), which the runtime's own threads may move: a round is judged only
+//   when the count did not move from before the records were checked to after the launch
+//   (place() reads it in between), and the caching allocator, which makes no runtime
+//   allocation between rounds, must have such rounds.
 TEST(FaultCountGpu, TaggedLaunchOverReusedPoolMemoryPrefetchesNothing) {
   UNIMEM_REQUIRE_GPU();
+  namespace ud = unimem::detail;
   for (const bool runtime_pool : {true, false}) {
     unimem::managed_pool_options o;
     o.use_runtime_pool = runtime_pool;
@@ -896,6 +903,7 @@ TEST(FaultCountGpu, TaggedLaunchOverReusedPoolMemoryPrefetchesNothing) {
     if (runtime_pool && !pool.uses_runtime_pool()) continue;  // no runtime pool here
     SCOPED_TRACE(pool.implementation_name());
     unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+    const int device = unimem::device::current().device_id();
     const std::size_t n = std::size_t{1} << 20;
     const auto cfg = unimem::grid_for(n).on(s);
     {
@@ -903,32 +911,60 @@ TEST(FaultCountGpu, TaggedLaunchOverReusedPoolMemoryPrefetchesNothing) {
       unimem::launch(fi_add, cfg, w, w, w, n);
       s.synchronize();
     }
-    const void* first = nullptr;
-    long long first_tagged = 0;
-    for (int round = 0; round < 3; ++round) {  // round 1 warms the heap's pages
+    std::vector<std::pair<const void*, std::uint64_t>> left;  // what the last round left
+    int carried = 0, judged = 0;
+    for (int round = 0; round < 8; ++round) {
       unimem::pool_buffer<int> a(n, pool, s), b(n, pool, s), c(n, pool, s);
+      const unimem::pool_buffer<int>* bufs[] = {&a, &b, &c};
+      for (const auto* x : bufs) {
+        const std::uint64_t word = unimem_detail_placement_record(*x)->word();
+        bool known = false;
+        for (const auto& l : left) {
+          if (l.first == x->data()) {
+            EXPECT_EQ(word, l.second) << "round " << round << ": the last owner's record";
+            known = true;
+            ++carried;
+          }
+        }
+        if (!known) {
+          EXPECT_EQ(word, 0u) << "round " << round << ": memory new to the pool has no record";
+        }
+      }
       fault::arm(0, 0);
       unimem::launch(fi_add, cfg, a, b, c, n);
       const long long untagged = fault::calls();
+      const std::uint64_t f0 = ud::host_faults();
+      bool all_hold = true, none_holds = true;
+      for (const auto* x : bufs) {
+        const bool holds =
+            unimem_detail_placement_record(*x)->holds(ud::placement_record::stamp(device, false, f0));
+        all_hold = all_hold && holds;
+        none_holds = none_holds && !holds;
+      }
       fault::arm(0, 0);
       unimem::launch(fi_add, cfg, unimem::in(a), unimem::in(b), unimem::out(c), n);
       const long long tagged = fault::calls();
+      const std::uint64_t f1 = ud::host_faults();
       s.synchronize();
-      if (round == 0) {
-        first = a.data();
-        first_tagged = tagged;
-        EXPECT_GT(tagged, untagged) << "the first tagged launch over new pool memory prefetches";
-      } else if (round == 2) {
-        if (a.data() == first) {
-          EXPECT_EQ(tagged, untagged)
-              << "the same memory again, still on the GPU: the tagged launch moves nothing";
-        } else {  // the runtime chose other memory: nothing known of it, so it is placed
-          std::printf("  %s gave other memory on reuse: placed again\n",
-                      pool.implementation_name());
-          EXPECT_EQ(tagged, first_tagged);
-        }
+      if (f0 == f1 && all_hold) {
+        EXPECT_EQ(tagged, untagged) << "round " << round << ": records hold, nothing to move";
+        ++judged;
+      } else if (f0 == f1 && none_holds) {
+        EXPECT_GT(tagged, untagged) << "round " << round << ": nothing known, all placed";
+      }
+      left.clear();
+      for (const auto* x : bufs) {
+        left.emplace_back(x->data(), unimem_detail_placement_record(*x)->word());
+        EXPECT_NE(left.back().second, 0u) << "the tagged launch recorded its placement";
       }
     }  // each round's buffers go back in the order of s
+    std::printf("  %s: %d records carried over to the same memory, %d of 7 reused rounds with "
+                "every record holding\n",
+                pool.implementation_name(), carried, judged);
+    if (!runtime_pool) {
+      EXPECT_EQ(carried, 21) << "the caching allocator hands each block back on its stream";
+      EXPECT_GT(judged, 0) << "no round without a page fault: the records were never tested";
+    }
   }
 }
 

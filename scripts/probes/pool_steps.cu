@@ -8,6 +8,8 @@
 //   pool-calls  managed_pool::allocate / deallocate, <<<>>>
 //   buffer      pool_buffer<float>, <<<>>> on its data()
 //   buffer+launch  pool_buffer<float>, unimem::launch (what the bench times)
+// and the host page faults each variant takes per iteration (getrusage), which decide whether
+// a placement record still holds (detail/placement_record.hpp).
 //
 //   nvcc -O2 -std=c++17 -arch=sm_90 -I include scripts/probes/pool_steps.cu -o pool_steps && ./pool_steps
 #include <unimem/unimem.hpp>
@@ -16,11 +18,18 @@
 #include "probe.hpp"
 
 #include <limits>
+#include <sys/resource.h>
 #include <string>
 
 __global__ void probe_fill(float* p, std::size_t n, float v) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i < n) p[i] = v;
+}
+
+static long long faults() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return r.ru_minflt + r.ru_majflt;
 }
 
 static cudaMemPool_t raw_pool() {
@@ -51,11 +60,13 @@ int main() {
     const unsigned grid = static_cast<unsigned>((n + 255) / 256);
     const auto cfg = unimem::grid_for(n, 256).on(s);
     std::vector<double> us[variants];
+    long long faulted[variants] = {};
     float v = 0;
     for (int it = 0; it < iterations + 20; ++it) {
       for (int k = 0; k < variants; ++k) {
         const int which = (k + it) % variants;
         v += 1;
+        const long long f0 = faults();
         const auto t0 = clock_type::now();
         switch (which) {
           case 0:
@@ -84,13 +95,20 @@ int main() {
           }
         }
         CK(cudaStreamSynchronize(rs));
-        if (it >= 20) us[which].push_back(us_since(t0));
+        if (it >= 20) {
+          us[which].push_back(us_since(t0));
+          faulted[which] += faults() - f0;
+        }
       }
     }
     std::printf("%zu KiB, median us of %d:", bytes >> 10, iterations);
     for (int k = 0; k < variants; ++k) std::printf("  %s %.2f", names[k], median(us[k]));
     std::printf("\n  ratios to raw-A:");
     for (int k = 1; k < variants; ++k) std::printf("  %s %.3f", names[k], median(us[k]) / median(us[0]));
+    std::printf("\n  host page faults per iteration:");
+    for (int k = 0; k < variants; ++k) {
+      std::printf("  %s %.3f", names[k], static_cast<double>(faulted[k]) / iterations);
+    }
     std::printf("\n");
   }
   CK(cudaMemPoolDestroy(a));

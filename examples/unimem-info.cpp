@@ -1,15 +1,28 @@
 // unimem-info: the first thing to run on a new machine. Prints the backend, the runtime and
 // driver versions and, for each GPU, its name, architecture, warp size, memory (with the bus
-// width, clock and peak bandwidth) and managed-memory capabilities. Without a GPU it prints one
-// line saying so and exits 0.
+// width, clock and peak bandwidth), managed-memory capabilities and unified-memory regime, with
+// what the regime means: which memory to allocate, which placement hints do anything. Without a
+// GPU it prints one line saying so and exits 0.
 #include <unimem/unimem.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 namespace {
 double gib(std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024 * 1024); }
 const char* yes(bool b) { return b ? "yes" : "no"; }
+
+// Prints each line of `text` (lines separated by '\n') after `indent`.
+void print_lines(const char* indent, const char* text) {
+  while (*text != '\0') {
+    const char* end = std::strchr(text, '\n');
+    const std::size_t n = end != nullptr ? static_cast<std::size_t>(end - text) : std::strlen(text);
+    std::printf("%s%.*s\n", indent, static_cast<int>(n), text);
+    text += n;
+    if (*text == '\n') ++text;
+  }
+}
 }  // namespace
 
 int main() {
@@ -43,10 +56,15 @@ int main() {
       std::printf("  managed memory             %s\n", yes(p.managed_memory));
       std::printf("  concurrent managed access  %s\n", yes(p.concurrent_managed_access));
       std::printf("  pageable memory access     %s\n", yes(p.pageable_memory_access));
+      std::printf("  uses host page tables      %s\n",
+                  yes(p.pageable_memory_access_uses_host_page_tables));
+      std::printf("  integrated                 %s\n", yes(p.integrated));
       std::printf("  migrates on demand         %s%s\n", yes(p.migrates_on_demand),
                   p.migrates_on_demand ? ""
                                        : "  (prefetch and advice cannot move pages here; see "
                                          "unimem::unsupported_policy)");
+      std::printf("  unified-memory regime      %s\n", unimem::to_string(p.regime).c_str());
+      print_lines("    ", unimem::describe(p.regime));
     }
     return 0;
   } catch (const std::exception& e) {

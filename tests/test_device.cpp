@@ -1,6 +1,8 @@
 // Devices and the report (host tests run everywhere; property checks need a GPU).
 #include "test_support.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -138,4 +140,172 @@ TEST(DeviceGpu, ReportListsEveryDevice) {
   }
   EXPECT_NE(r.find("migrates on demand"), std::string::npos) << r;
   EXPECT_NE(r.find("peak bandwidth"), std::string::npos) << r;
+}
+
+// ---- the unified-memory regime (issue 28, item 3) ----
+
+namespace {
+
+using unimem::memory_regime;
+
+// The attributes of one platform, in regime_attributes' order.
+constexpr unimem::regime_attributes attributes(bool managed, bool concurrent, bool pageable,
+                                               bool host_page_tables, bool integrated,
+                                               bool needs_xnack, bool xnack) {
+  unimem::regime_attributes a;
+  a.managed_memory = managed;
+  a.concurrent_managed_access = concurrent;
+  a.pageable_memory_access = pageable;
+  a.pageable_memory_access_uses_host_page_tables = host_page_tables;
+  a.integrated = integrated;
+  a.migration_needs_xnack = needs_xnack;
+  a.xnack_enabled = xnack;
+  return a;
+}
+
+constexpr memory_regime all_regimes[] = {
+    memory_regime::discrete_migrating, memory_regime::hmm,          memory_regime::coherent,
+    memory_regime::apu,                memory_regime::no_migration, memory_regime::no_managed_memory};
+
+}  // namespace
+
+// regime_of() is constexpr: the H200's regime is known at compile time.
+static_assert(unimem::regime_of(attributes(true, true, false, false, false, false, false)) ==
+                  memory_regime::discrete_migrating,
+              "");
+static_assert(noexcept(unimem::regime_of(unimem::regime_attributes{})), "");
+
+TEST(MemoryRegime, EachPlatformFromItsAttributes) {
+  struct platform {
+    const char* name;
+    unimem::regime_attributes a;
+    memory_regime expected;
+    bool migrates;
+  };
+  //                     managed concurrent pageable host-pt integrated needs-xnack xnack
+  const platform table[] = {
+      {"H200, x86, no HMM (measured: Addressing Mode None, pageableMemoryAccess 0)",
+       attributes(true, true, false, false, false, false, false), memory_regime::discrete_migrating,
+       true},
+      {"x86 + open kernel modules, CUDA >= 12.2 (HMM)",
+       attributes(true, true, true, false, false, false, false), memory_regime::hmm, true},
+      {"GH200 (ATS over NVLink-C2C)", attributes(true, true, true, true, false, false, false),
+       memory_regime::coherent, true},
+      {"Jetson Orin (integrated)", attributes(true, true, false, false, true, false, false),
+       memory_regime::apu, true},
+      {"MI300A, xnack-", attributes(true, true, false, false, true, true, false), memory_regime::apu,
+       false},
+      {"MI300A, xnack+ (HSA_XNACK=1)", attributes(true, true, true, false, true, true, true),
+       memory_regime::apu, true},
+      {"MI250X, xnack- (concurrent managed access 1 all the same)",
+       attributes(true, true, false, false, false, true, false), memory_regime::no_migration,
+       false},
+      {"MI250X, xnack+ on an HMM kernel", attributes(true, true, true, false, false, true, true),
+       memory_regime::hmm, true},
+      {"AMD, xnack+ without pageable access", attributes(true, true, false, false, false, true, true),
+       memory_regime::discrete_migrating, true},
+      {"GeForce on Windows (no concurrent managed access)",
+       attributes(true, false, false, false, false, false, false), memory_regime::no_migration,
+       false},
+      {"no managed memory", attributes(false, false, false, false, false, false, false),
+       memory_regime::no_managed_memory, false},
+      {"no managed memory, integrated", attributes(false, false, false, false, true, false, false),
+       memory_regime::no_managed_memory, false},
+  };
+  for (const platform& p : table) {
+    EXPECT_EQ(unimem::to_string(unimem::regime_of(p.a)), unimem::to_string(p.expected)) << p.name;
+    EXPECT_EQ(p.a.migrates_on_demand(), p.migrates) << p.name;
+  }
+}
+
+// migrates_on_demand and the regime never disagree: every regime that moves pages migrates, the
+// regime that cannot does not (all 128 combinations of the attributes).
+TEST(MemoryRegime, AgreesWithMigratesOnDemand) {
+  int seen[6] = {};
+  for (int bits = 0; bits < 128; ++bits) {
+    const auto bit = [bits](int i) { return (bits >> i & 1) != 0; };
+    const unimem::regime_attributes a =
+        attributes(bit(0), bit(1), bit(2), bit(3), bit(4), bit(5), bit(6));
+    const memory_regime r = unimem::regime_of(a);
+    ++seen[static_cast<int>(r)];
+    SCOPED_TRACE("attribute bits " + std::to_string(bits) + ": " + unimem::to_string(r));
+    switch (r) {
+      case memory_regime::discrete_migrating:
+      case memory_regime::hmm:
+      case memory_regime::coherent: EXPECT_TRUE(a.migrates_on_demand()); break;
+      case memory_regime::no_migration: EXPECT_FALSE(a.migrates_on_demand()); break;
+      case memory_regime::apu: EXPECT_TRUE(a.integrated && a.managed_memory); break;
+      case memory_regime::no_managed_memory: EXPECT_FALSE(a.managed_memory); break;
+    }
+    if (r == memory_regime::coherent || r == memory_regime::hmm) {
+      EXPECT_TRUE(a.pageable_memory_access);
+    }
+  }
+  for (int i = 0; i < 6; ++i) EXPECT_GT(seen[i], 0) << "regime " << i << " never chosen";
+}
+
+TEST(MemoryRegime, NamesAndDescriptions) {
+  static_assert(std::is_same<decltype(unimem::to_string(memory_regime::apu)), std::string>::value,
+                "to_string returns a std::string, as for every other type");
+  static_assert(noexcept(unimem::describe(memory_regime::apu)), "");
+  std::set<std::string> names, descriptions;
+  for (memory_regime r : all_regimes) {
+    const std::string name = unimem::to_string(r);
+    const std::string text = unimem::describe(r);
+    SCOPED_TRACE(name);
+    EXPECT_NE(name, "?");
+    EXPECT_NE(text, "?");
+    names.insert(name);
+    descriptions.insert(text);
+    // Three lines: what the regime is, what to allocate, what the hints do.
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
+    EXPECT_NE(text.back(), '\n');
+    EXPECT_NE(text.find("allocate"), std::string::npos) << text;
+  }
+  EXPECT_EQ(names.size(), std::size(all_regimes));
+  EXPECT_EQ(descriptions.size(), std::size(all_regimes));
+  EXPECT_EQ(unimem::to_string(memory_regime::discrete_migrating), "discrete_migrating");
+  EXPECT_EQ(unimem::to_string(memory_regime::coherent) + "!", "coherent!");
+  EXPECT_NE(std::string(unimem::describe(memory_regime::apu)).find("not_needed"),
+            std::string::npos);
+  EXPECT_NE(std::string(unimem::describe(memory_regime::no_migration)).find("unsupported"),
+            std::string::npos);
+  EXPECT_EQ(unimem::device_properties{}.regime, memory_regime::no_managed_memory);
+}
+
+// The regime each GPU reports agrees with its attributes and is cached with them. On the H200
+// (CUDA 13, x86, no HMM): discrete_migrating with concurrent managed access 1, pageable memory
+// access 0, host page tables 0, integrated 0.
+TEST(DeviceGpu, RegimeAgreesWithTheAttributes) {
+  UNIMEM_REQUIRE_GPU();
+  for (const unimem::device& d : unimem::devices()) {
+    const unimem::device_properties p = d.properties();
+    SCOPED_TRACE(std::string(p.name) + " " + p.architecture + ": " + unimem::to_string(p.regime));
+    EXPECT_EQ(p.regime, d.regime());
+    EXPECT_EQ(p.integrated, d.integrated());
+    EXPECT_EQ(p.pageable_memory_access_uses_host_page_tables,
+              d.pageable_memory_access_uses_host_page_tables());
+    const unimem::regime_attributes a =
+        attributes(p.managed_memory, p.concurrent_managed_access, p.pageable_memory_access,
+                   p.pageable_memory_access_uses_host_page_tables, p.integrated,
+                   unimem::detail::backend::migration_needs_xnack,
+                   std::string(p.architecture).find("xnack+") != std::string::npos);
+    EXPECT_EQ(unimem::to_string(unimem::regime_of(a)), unimem::to_string(p.regime));
+    EXPECT_EQ(a.migrates_on_demand(), p.migrates_on_demand);
+    // ATS implies pageable access: no runtime reports the one without the other.
+    if (p.pageable_memory_access_uses_host_page_tables) EXPECT_TRUE(p.pageable_memory_access);
+    if (std::string(p.name).find("H200") != std::string::npos) {
+      EXPECT_EQ(p.regime, memory_regime::discrete_migrating);
+      EXPECT_TRUE(p.managed_memory);
+      EXPECT_TRUE(p.concurrent_managed_access);
+      EXPECT_FALSE(p.pageable_memory_access);
+      EXPECT_FALSE(p.pageable_memory_access_uses_host_page_tables);
+      EXPECT_FALSE(p.integrated);
+      EXPECT_TRUE(p.migrates_on_demand);
+    }
+  }
+  const std::string r = unimem::report();
+  EXPECT_NE(r.find("unified-memory regime: " + unimem::to_string(unimem::device(0).regime())),
+            std::string::npos)
+      << r;
 }

@@ -65,6 +65,7 @@ TEST(Location, HostAndDevice) {
   EXPECT_EQ(to_string(d), "device 3");
   static_assert(h.device_id() == unimem::no_device, "the host has no device id");
   EXPECT_EQ(unimem::to_string(unimem::hint_status::unsupported), "unsupported");
+  EXPECT_EQ(unimem::to_string(unimem::hint_status::not_needed), "not_needed");
   EXPECT_EQ(unimem::to_string(unimem::hint_status::applied) + "!", "applied!");
   static_assert(std::is_same<decltype(unimem::to_string(unimem::hint_status::empty)),
                              std::string>::value,
@@ -473,6 +474,93 @@ TEST(PlacementGpu, UnsupportedPolicyIsHonoured) {
   unimem::detail::set_migration_capability_for_testing(0, -1);  // the real answer again
   EXPECT_TRUE(unimem::migrates_on_demand(location::device(0)) ==
               unimem::device(0).migrates_on_demand());
+}
+
+// An APU (memory_regime::apu: MI300A, Jetson) has one memory: prefetch, preferred_location and
+// read_mostly advice, set_intent and ready_for_host's prefetch answer not_needed and give the
+// runtime nothing, under either policy, and tagged launches compute as anywhere. Pretended here
+// on whatever GPU runs it (the H200 for the first run): the runtime's own records show that
+// nothing was prefetched or advised. accessed_by advice is passed on.
+TEST(PlacementGpu, OnAnApuHintsAreNotNeededAndLaunchesStillCompute) {
+  UNIMEM_REQUIRE_GPU();
+  policy_restorer restore;
+  const std::size_t n = std::size_t{1} << 20;
+  const unimem::memory_regime real = unimem::device(0).regime();
+  unimem::managed_buffer<int> a(n, unimem::uninitialized), b(n, unimem::uninitialized),
+      c(n, unimem::uninitialized);
+  for (std::size_t i = 0; i < n; ++i) {  // on the host: no prefetch
+    a[i] = static_cast<int>(i);
+    b[i] = 10;
+  }
+  ASSERT_FALSE(c.last_prefetch_location().has_value());
+  {
+    const unimem_test::pretend_regime apu(0, unimem::memory_regime::apu);
+    EXPECT_EQ(unimem::detail::device_regime(0, unimem::call_site::current()),
+              unimem::memory_regime::apu);
+    EXPECT_EQ(unimem::device(0).regime(), real) << "the pretence changed the device's properties";
+    int round = 0;
+    for (const unimem::unsupported_policy policy :
+         {unimem::unsupported_policy::ignore, unimem::unsupported_policy::throw_error}) {
+      SCOPED_TRACE(policy == unimem::unsupported_policy::ignore ? "ignore" : "throw_error");
+      unimem::set_unsupported_policy(policy);
+      const auto not_needed = unimem::hint_status::not_needed;
+      EXPECT_EQ(a.prefetch(location::device(0)), not_needed);
+      EXPECT_EQ(a.prefetch(location::host()), not_needed);
+      EXPECT_EQ(unimem::prefetch(a.view().subview(0, 1000), location::device(0)), not_needed);
+      EXPECT_EQ(a.advise(unimem::advice::read_mostly), not_needed);
+      EXPECT_EQ(a.unadvise(unimem::advice::read_mostly), not_needed);
+      EXPECT_EQ(a.advise(unimem::advice::preferred_location, location::device(0)), not_needed);
+      EXPECT_EQ(a.advise(unimem::advice::preferred_location, location::host()), not_needed);
+      EXPECT_EQ(a.unadvise(unimem::advice::preferred_location, location::device(0)), not_needed);
+      EXPECT_EQ(unimem::set_intent(a, unimem::intent::map, location::device(0)), not_needed);
+      EXPECT_EQ(unimem::set_intent(a.view(), unimem::intent::move), not_needed);
+      // Tagged launches, moved and mapped, place nothing and still compute.
+      unimem::launch(migration_combine, unimem::grid_for(n), unimem::in(a),
+                     unimem::inout(b, unimem::intent::map), unimem::out(c), n);
+      EXPECT_EQ(c.ready_for_host(), not_needed);
+      EXPECT_EQ(c[0], 10 + round);
+      EXPECT_EQ(c[n - 1], static_cast<int>(n - 1) + 10 + round);
+      EXPECT_EQ(b[n - 1], 11 + round);
+      ++round;
+      unimem::stream s;
+      unimem::launch(migration_fill, unimem::grid_for(n).on(s), unimem::out(c), 3);
+      EXPECT_EQ(c.ready_for_host(s), not_needed);
+      EXPECT_EQ(c[n - 1], 3 + static_cast<int>(n - 1));
+    }
+    // The runtime was given nothing: no prefetch, no advice, no intent.
+    EXPECT_FALSE(a.last_prefetch_location().has_value());
+    EXPECT_FALSE(b.last_prefetch_location().has_value());
+    EXPECT_FALSE(c.last_prefetch_location().has_value());
+    EXPECT_FALSE(b.preferred_location().has_value()) << "a mapped tag gave advice";
+    EXPECT_FALSE(a.is_read_mostly());
+    EXPECT_FALSE(a.preferred_location().has_value());
+    EXPECT_EQ(unimem::get_intent(a), unimem::intent::move);
+    // accessed_by sets up mappings, which an APU has too: passed on.
+    unimem::set_unsupported_policy(unimem::unsupported_policy::ignore);
+    const unimem::hint_status by = a.advise(unimem::advice::accessed_by, location::device(0));
+    EXPECT_EQ(by, unimem::device(0).migrates_on_demand() ? unimem::hint_status::applied
+                                                         : unimem::hint_status::unsupported);
+    if (by == unimem::hint_status::applied) {
+      EXPECT_TRUE(unimem_test::lists(a.accessed_by(), location::device(0)));
+      EXPECT_EQ(a.unadvise(unimem::advice::accessed_by, location::device(0)),
+                unimem::hint_status::applied);
+    }
+  }
+  // The pretence is forgotten: the real regime decides again.
+  EXPECT_EQ(unimem::detail::device_regime(0, unimem::call_site::current()), real);
+  if (real != unimem::memory_regime::apu && unimem::device(0).migrates_on_demand()) {
+    EXPECT_EQ(c.prefetch(location::device(0)), unimem::hint_status::applied);
+    unimem::synchronize();
+    EXPECT_EQ(c.last_prefetch_location(), location::device(0));
+  }
+  // A pretended no_migration gives unsupported (the hook also decides migrates_on_demand).
+  {
+    const unimem_test::pretend_regime none(0, unimem::memory_regime::no_migration);
+    EXPECT_FALSE(unimem::migrates_on_demand(location::device(0)));
+    EXPECT_EQ(c.prefetch(location::host()), unimem::hint_status::unsupported);
+  }
+  EXPECT_EQ(unimem::migrates_on_demand(location::device(0)),
+            unimem::device(0).migrates_on_demand());
 }
 
 TEST(PlacementGpu, TaggedLaunchOverResidentDataPlacesNothingUntilTheHostTouchesIt) {

@@ -37,6 +37,18 @@ struct pretend_no_migration {
   int id_;
 };
 
+/// Pretends device `id` is in unified-memory regime r for the scope (placement answers as it
+/// would there); the real regime after it.
+struct pretend_regime {
+  pretend_regime(int id, unimem::memory_regime r) : id_(id) {
+    unimem::detail::set_regime_for_testing(id_, r);
+  }
+  ~pretend_regime() { unimem::detail::forget_regime_for_testing(id_); }
+  pretend_regime(const pretend_regime&) = delete;
+  pretend_regime& operator=(const pretend_regime&) = delete;
+  int id_;
+};
+
 /// Runs attempt() until one run took no page fault in the process from start to end, and returns
 /// that run's verdict (false, with a failure, when none of 10 was quiet). A fault anywhere makes
 /// every placement record stop holding by design (detail/placement_record.hpp), so only a quiet

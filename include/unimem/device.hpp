@@ -1,9 +1,9 @@
 // unimem: GPUs, their managed-memory capabilities (read once per device and cached), the
 // choice of a device, and a one-call report.
 /// @file
-/// @brief GPUs: device_count(), device, device_properties, device_guard, pick_device(),
-/// synchronize(), synchronize_all_devices(), the backend, runtime and driver versions, and
-/// report().
+/// @brief GPUs: device_count(), device, device_properties, memory_regime (the unified-memory
+/// regime), device_guard, pick_device(), synchronize(), synchronize_all_devices(), the backend,
+/// runtime and driver versions, and report().
 #pragma once
 
 #include "config.hpp"
@@ -75,6 +75,142 @@ enum class compute_mode {
   exclusive_process,
 };
 
+/// @brief The unified-memory regime of a GPU: how managed memory and the host's own (malloc'd)
+/// memory behave there, which decides what to allocate and which placement hints do anything.
+/// Read from the runtime's attributes by regime_of(); device::regime() gives a GPU's.
+/// docs/pitfalls.md, "Unified-memory regimes", has the table.
+enum class memory_regime {
+  /// A discrete GPU with its own memory whose managed pages migrate on demand, and no access
+  /// to pageable host memory (an H200 on x86 without HMM: concurrent managed access 1,
+  /// pageable memory access 0). Allocate managed memory; prefetch and advice move pages.
+  discrete_migrating,
+  /// Heterogeneous memory management: managed pages migrate, and kernels may also use
+  /// malloc'd memory, which the OS migrates or maps on fault (NVIDIA with CUDA >= 12.2 and the
+  /// open kernel modules; AMD with XNACK on an HMM kernel): pageable memory access 1, not
+  /// through the host's page tables.
+  hmm,
+  /// Hardware coherence through the host's page tables (ATS; Grace Hopper over NVLink-C2C):
+  /// pageable memory access 1 and pageable memory access uses host page tables 1. malloc'd
+  /// memory is as usable by kernels as managed memory.
+  coherent,
+  /// One physical memory for the CPU and the GPU (an integrated GPU: MI300A, Jetson): nothing
+  /// migrates, and prefetch, preferred_location and read_mostly advice answer
+  /// hint_status::not_needed.
+  apu,
+  /// Managed memory exists but its pages never move: AMD without XNACK (concurrent managed
+  /// access reads 1 there all the same), CUDA without concurrent managed access. Prefetch and
+  /// advice answer hint_status::unsupported (see unsupported_policy).
+  no_migration,
+  /// The device cannot allocate managed memory at all.
+  no_managed_memory,
+};
+
+/// @brief The device attributes memory_regime is read from (what the runtime reports), as a
+/// plain struct: regime_of() is a pure function of it, testable without a GPU.
+struct regime_attributes {
+  /// @brief The device can allocate managed memory (cudaDevAttrManagedMemory,
+  /// hipDeviceAttributeManagedMemory).
+  bool managed_memory = false;
+  /// @brief The runtime reports concurrent managed access. On NVIDIA this is what makes pages
+  /// migrate; on AMD it reads 1 even where they never do (see migration_needs_xnack).
+  bool concurrent_managed_access = false;
+  /// @brief The GPU can access pageable (malloc'd) host memory coherently.
+  bool pageable_memory_access = false;
+  /// @brief ... and does so through the host's own page tables (ATS).
+  bool pageable_memory_access_uses_host_page_tables = false;
+  /// @brief The GPU is integrated: it shares one physical memory with the host.
+  bool integrated = false;
+  /// @brief Managed pages migrate only with XNACK (page-fault retry): true on AMD, where
+  /// concurrent_managed_access does not say that pages move.
+  bool migration_needs_xnack = false;
+  /// @brief XNACK is on (AMD: xnack+ in the architecture, e.g. with HSA_XNACK=1).
+  bool xnack_enabled = false;
+
+  /// @brief Whether managed pages migrate to the processor that touches them: on NVIDIA
+  /// concurrent managed access; on AMD pageable memory access or XNACK.
+  [[nodiscard]] constexpr bool migrates_on_demand() const noexcept {
+    return migration_needs_xnack ? (pageable_memory_access || xnack_enabled)
+                                 : concurrent_managed_access;
+  }
+};
+
+/// @brief The regime of a device with these attributes (pure, no runtime call). In order: no
+/// managed memory; integrated (apu, whatever XNACK says); pages that cannot migrate
+/// (no_migration); pageable access through the host's page tables (coherent); pageable access
+/// otherwise (hmm); else discrete_migrating.
+/// @code
+///   unimem::regime_attributes h200;  // the H200: managed 1, concurrent 1, pageable 0
+///   h200.managed_memory = h200.concurrent_managed_access = true;
+///   assert(unimem::regime_of(h200) == unimem::memory_regime::discrete_migrating);
+/// @endcode
+[[nodiscard]] constexpr memory_regime regime_of(const regime_attributes& a) noexcept {
+  if (!a.managed_memory) return memory_regime::no_managed_memory;
+  if (a.integrated) return memory_regime::apu;
+  if (!a.migrates_on_demand()) return memory_regime::no_migration;
+  if (a.pageable_memory_access) {
+    return a.pageable_memory_access_uses_host_page_tables ? memory_regime::coherent
+                                                          : memory_regime::hmm;
+  }
+  return memory_regime::discrete_migrating;
+}
+
+/// @brief The enumerator's name: "discrete_migrating", "hmm", "coherent", "apu",
+/// "no_migration" or "no_managed_memory" (a std::string, as the other to_string overloads).
+inline std::string to_string(memory_regime r) {
+  switch (r) {
+    case memory_regime::discrete_migrating: return "discrete_migrating";
+    case memory_regime::hmm: return "hmm";
+    case memory_regime::coherent: return "coherent";
+    case memory_regime::apu: return "apu";
+    case memory_regime::no_migration: return "no_migration";
+    case memory_regime::no_managed_memory: return "no_managed_memory";
+  }
+  return "?";
+}
+
+/// @brief What the regime means for a program, in three lines separated by '\n' (no final
+/// one): what the regime is, which memory to allocate, and which placement hints do anything.
+/// unimem-info prints it under each GPU.
+[[nodiscard]] inline const char* describe(memory_regime r) noexcept {
+  switch (r) {
+    case memory_regime::discrete_migrating:
+      return "managed pages migrate on demand between host memory and this GPU's own memory\n"
+             "allocate managed memory (managed_buffer) for data both sides use; malloc'd memory "
+             "is not reachable from kernels\n"
+             "prefetch, advice and access tags move pages ahead of the faults: use them";
+    case memory_regime::hmm:
+      return "managed pages migrate on demand, and kernels may use malloc'd memory too (HMM: the "
+             "OS migrates or maps it on fault)\n"
+             "allocate managed memory for data the GPU works on; malloc'd memory works in "
+             "kernels, each first touch a fault\n"
+             "prefetch, advice and access tags apply to managed memory as on a discrete GPU";
+    case memory_regime::coherent:
+      return "the GPU reads and writes host memory coherently through the host's page tables "
+             "(ATS, e.g. Grace Hopper)\n"
+             "allocate as you like: malloc'd memory works in kernels as it is; managed memory "
+             "still moves to the GPU's memory where prefetched\n"
+             "prefetch and preferred_location advice move pages; accessed_by sets up mappings";
+    case memory_regime::apu:
+      return "CPU and GPU share one physical memory (an APU: MI300A, Jetson): nothing migrates\n"
+             "allocate managed memory (on MI300A device memory is host-readable too); malloc'd "
+             "memory reaches an AMD GPU only with HSA_XNACK=1\n"
+             "prefetch, preferred_location and read_mostly advice are no-ops: "
+             "hint_status::not_needed; accessed_by is passed on";
+    case memory_regime::no_migration:
+      return "managed memory exists but its pages never move (AMD without XNACK, or no "
+             "concurrent managed access)\n"
+             "for data kernels use heavily allocate device memory (device_buffer) and copy; on "
+             "AMD, HSA_XNACK=1 turns migration on where the GPU supports it\n"
+             "prefetch and advice cannot move pages: hint_status::unsupported "
+             "(see unimem::unsupported_policy)";
+    case memory_regime::no_managed_memory:
+      return "the device cannot allocate managed memory: managed_buffer throws unimem::error\n"
+             "allocate device memory (device_buffer) and pinned host memory, and copy\n"
+             "no placement hint applies";
+  }
+  return "?";
+}
+
 // device_properties::id is deprecated: the struct's implicit constructors and assignments,
 // which copy it, must not warn where users copy the struct (the warning is reported here).
 #if defined(__GNUC__) || defined(__clang__)
@@ -114,11 +250,18 @@ struct device_properties {
   bool concurrent_managed_access = false;
   /// The GPU can access pageable (malloc'd) host memory coherently.
   bool pageable_memory_access = false;
+  /// @brief The GPU accesses pageable host memory through the host's page tables (ATS, Grace
+  /// Hopper).
+  bool pageable_memory_access_uses_host_page_tables = false;
+  /// @brief The GPU is integrated: one physical memory with the host (MI300A, Jetson).
+  bool integrated = false;
   /// @brief Managed pages migrate to the processor that touches them.
   /// CUDA: concurrentManagedAccess.
   /// AMD: pageableMemoryAccess or xnack+ (concurrentManagedAccess is 1 there even when pages
   /// never move). Where this is false, prefetch and advice cannot move data.
   bool migrates_on_demand = false;
+  /// @brief The unified-memory regime (regime_of() of the attributes above; XNACK on AMD).
+  memory_regime regime = memory_regime::no_managed_memory;
   /// Who may use the device (read when the properties are read).
   unimem::compute_mode compute_mode = unimem::compute_mode::shared;
   /// @brief The global memory bus width in bits (6144 on an H200, 8192 on an MI300X).
@@ -150,7 +293,10 @@ struct static_properties {
   bool managed_memory = false;
   bool concurrent_managed_access = false;
   bool pageable_memory_access = false;
+  bool uses_host_page_tables = false;
+  bool integrated = false;
   bool migrates_on_demand = false;
+  memory_regime regime = memory_regime::no_managed_memory;
   int memory_clock_khz = 0;
   int memory_bus_width_bits = 0;
 };
@@ -190,6 +336,28 @@ inline void set_migration_capability_for_testing(int id, int value) noexcept {
   }
 }
 
+/// Test hook: pretend device `id` is in regime r (placement answers as it would there; the
+/// device's own properties, device::regime() included, stay the real ones), until
+/// forget_regime_for_testing(id). A pretended no_migration or no_managed_memory also makes
+/// device_migrates() false, a pretended discrete_migrating, hmm or coherent true; apu leaves it.
+inline atomic_cell<signed char>* regime_overrides() noexcept {
+  static atomic_cell<signed char> values[cached_devices];
+  return values;
+}
+inline void set_regime_for_testing(int id, memory_regime r) noexcept {
+  if (id >= 0 && id < cached_devices) {
+    regime_overrides()[id].store(static_cast<signed char>(static_cast<int>(r) + 1));
+  }
+}
+/// Forgets set_regime_for_testing(id): the real regime again.
+inline void forget_regime_for_testing(int id) noexcept {
+  if (id >= 0 && id < cached_devices) regime_overrides()[id].store(0);
+}
+/// The pretended regime of device `id` as its value + 1, or 0 for none.
+inline int regime_override(int id) noexcept {
+  return id >= 0 && id < cached_devices ? regime_overrides()[id].load() : 0;
+}
+
 UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE static_properties
 read_static_properties(int id, call_site where)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
@@ -207,8 +375,19 @@ read_static_properties(int id, call_site where)
   p.managed_memory = attribute(backend::device_attribute::managed_memory) != 0;
   p.concurrent_managed_access = attribute(backend::device_attribute::concurrent_managed_access) != 0;
   p.pageable_memory_access = attribute(backend::device_attribute::pageable_memory_access) != 0;
-  p.migrates_on_demand = backend::migrates_on_demand(p.native, p.concurrent_managed_access,
-                                                     p.pageable_memory_access);
+  p.uses_host_page_tables =
+      attribute(backend::device_attribute::pageable_memory_access_uses_host_page_tables) != 0;
+  p.integrated = attribute(backend::device_attribute::integrated) != 0;
+  regime_attributes a;
+  a.managed_memory = p.managed_memory;
+  a.concurrent_managed_access = p.concurrent_managed_access;
+  a.pageable_memory_access = p.pageable_memory_access;
+  a.pageable_memory_access_uses_host_page_tables = p.uses_host_page_tables;
+  a.integrated = p.integrated;
+  a.migration_needs_xnack = backend::migration_needs_xnack;
+  a.xnack_enabled = backend::xnack_enabled(p.native);
+  p.migrates_on_demand = a.migrates_on_demand();
+  p.regime = regime_of(a);
   p.memory_clock_khz = attribute(backend::device_attribute::memory_clock_khz);
   p.memory_bus_width_bits = attribute(backend::device_attribute::memory_bus_width_bits);
   return p;
@@ -262,7 +441,25 @@ inline bool device_migrates(int id, call_site where) {
     const signed char v = migration_overrides()[id].load();
     if (v != 0) return v == 2;
   }
+  const int pretended = regime_override(id);
+  if (pretended != 0) {
+    switch (static_cast<memory_regime>(pretended - 1)) {
+      case memory_regime::no_migration:
+      case memory_regime::no_managed_memory: return false;
+      case memory_regime::discrete_migrating:
+      case memory_regime::hmm:
+      case memory_regime::coherent: return true;
+      case memory_regime::apu: break;
+    }
+  }
   return cached_properties(id, where).migrates_on_demand;
+}
+
+/// The regime placement decides by for device `id` (cached; the test hook wins).
+inline memory_regime device_regime(int id, call_site where) {
+  const int pretended = regime_override(id);
+  if (pretended != 0) return static_cast<memory_regime>(pretended - 1);
+  return cached_properties(id, where).regime;
 }
 
 }  // namespace detail
@@ -324,9 +521,25 @@ class device {
   /// @brief The GPU can access pageable host memory coherently.
   [[nodiscard]] bool pageable_memory_access(call_site where = call_site::current()) const {
     return cached(where).pageable_memory_access; }
+  /// @brief The GPU accesses pageable host memory through the host's page tables (ATS).
+  [[nodiscard]] bool pageable_memory_access_uses_host_page_tables(
+      call_site where = call_site::current()) const {
+    return cached(where).uses_host_page_tables;
+  }
+  /// @brief The GPU is integrated: one physical memory with the host.
+  [[nodiscard]] bool integrated(call_site where = call_site::current()) const {
+    return cached(where).integrated; }
   /// @brief Whether managed pages migrate to this GPU on access (see device_properties).
   [[nodiscard]] bool migrates_on_demand(call_site where = call_site::current()) const {
     return cached(where).migrates_on_demand; }
+  /// @brief The unified-memory regime (read once, cached: no runtime call after the first
+  /// query of the device). to_string() names it, describe() says what it means.
+  /// @code
+  ///   const unimem::memory_regime r = unimem::device(0).regime();
+  ///   std::printf("%s\n%s\n", unimem::to_string(r).c_str(), unimem::describe(r));
+  /// @endcode
+  [[nodiscard]] memory_regime regime(call_site where = call_site::current()) const {
+    return cached(where).regime; }
   /// @brief The global memory bus width in bits.
   [[nodiscard]] int memory_bus_width_bits(call_site where = call_site::current()) const {
     return cached(where).memory_bus_width_bits; }
@@ -460,7 +673,10 @@ inline device_properties device::properties(call_site where) const {
   p.managed_memory = c.managed_memory;
   p.concurrent_managed_access = c.concurrent_managed_access;
   p.pageable_memory_access = c.pageable_memory_access;
+  p.pageable_memory_access_uses_host_page_tables = c.uses_host_page_tables;
+  p.integrated = c.integrated;
   p.migrates_on_demand = c.migrates_on_demand;
+  p.regime = c.regime;
   p.compute_mode = compute_mode(where);
   p.memory_bus_width_bits = c.memory_bus_width_bits;
   p.memory_clock_khz = c.memory_clock_khz;
@@ -652,6 +868,10 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string report()
     s.append(", concurrent managed access: ").append(detail::yes_no(p.concurrent_managed_access));
     s.append(", pageable memory access: ").append(detail::yes_no(p.pageable_memory_access));
     s.append(", migrates on demand: ").append(detail::yes_no(p.migrates_on_demand)).append("\n");
+    s.append("  unified-memory regime: ").append(to_string(p.regime));
+    s.append(" (uses host page tables: ")
+        .append(detail::yes_no(p.pageable_memory_access_uses_host_page_tables));
+    s.append(", integrated: ").append(detail::yes_no(p.integrated)).append(")\n");
   }
   return s;
 }

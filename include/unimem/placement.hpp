@@ -217,9 +217,9 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
   for (std::size_t i = 0; i < count && !any; ++i) any = ranges[i].bytes != 0;
   if (!any) return hint_status::empty;
   if (!location_known_valid) check_location(l, what, where);
-  if (gate(capability_device(l, where), what, where) == hint_status::unsupported) {
-    return hint_status::unsupported;
-  }
+  const int cap = capability_device(l, where);
+  if (hint_not_needed(cap, where)) return hint_status::not_needed;
+  if (gate(cap, what, where) == hint_status::unsupported) return hint_status::unsupported;
   const backend::native_location native{l.is_host(), l.device_id()};
   const int d = l.is_device() ? l.device_id() : no_device;
   const std::uint64_t faults = host_faults();
@@ -258,6 +258,8 @@ inline hint_status advise_bytes(const void* p, std::size_t bytes, advice a, loca
   const char* what = set ? "unimem::advise" : "unimem::unadvise";
   check_location(l, what, where);
   const int cap = a == advice::read_mostly ? current_device_id(where) : capability_device(l, where);
+  // On an APU only accessed_by (mappings) is passed on: the rest would move nothing.
+  if (a != advice::accessed_by && hint_not_needed(cap, where)) return hint_status::not_needed;
   if (gate(cap, what, where) == hint_status::unsupported) return hint_status::unsupported;
   backend::mem_advice native = backend::mem_advice::set_read_mostly;
   switch (a) {
@@ -311,6 +313,7 @@ inline hint_status set_intent_bytes(const void* p, std::size_t bytes, intent i, 
         ": intent map needs the GPU that maps the range, not the host"));
   }
   check_location(gpu, what, where);
+  if (hint_not_needed(gpu.device_id(), where)) return hint_status::not_needed;
   if (gate(gpu.device_id(), what, where) == hint_status::unsupported) {
     return hint_status::unsupported;
   }
@@ -395,8 +398,9 @@ inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool
 }
 
 /// @brief Queues a migration of the range's pages to l on stream s (stream-ordered, asynchronous).
-/// @return applied; empty for an empty range; unsupported where the device cannot migrate and
-/// the policy is ignore.
+/// @return applied; empty for an empty range; not_needed on an APU (memory_regime::apu: one
+/// memory, no runtime call); unsupported where the device cannot migrate and the policy is
+/// ignore.
 /// @throws unimem::error for an invalid device, memory that is not managed, or (policy
 /// throw_error) a device that cannot migrate.
 template <class T>
@@ -407,7 +411,9 @@ hint_status prefetch(view<T> v, location l, stream_ref s = {},
 }
 
 /// @brief Gives advice for the range. `l` is ignored for advice::read_mostly.
-/// Advice moves no data by itself; it survives prefetches until unadvise.
+/// Advice moves no data by itself; it survives prefetches until unadvise. On an APU
+/// (memory_regime::apu) read_mostly and preferred_location advice return not_needed with no
+/// runtime call; accessed_by advice, which sets up mappings, is passed on.
 template <class T>
 hint_status advise(view<T> v, advice a, location l, call_site where = call_site::current()) {
   return detail::advise_bytes(v.data(), v.size_bytes(), a, l, true, nullptr, where);
@@ -471,7 +477,8 @@ template <class T>
 /// for `gpu` where the runtime says they are missing; move withdraws preferred location host and
 /// every device's accessed-by advice (the range then moves at its next tagged launch). Advice
 /// moves no data and applies at once, not in stream order.
-/// @return applied; empty for an empty range; unsupported where `gpu` cannot migrate managed
+/// @return applied; empty for an empty range; not_needed on an APU (memory_regime::apu: one
+/// memory, nothing to map; no advice given); unsupported where `gpu` cannot migrate managed
 /// pages and the policy is ignore (on AMD without XNACK managed memory is host memory the GPU
 /// maps already: there is nothing to change).
 /// @throws unimem::invalid_argument for map towards the host; unimem::error for an invalid device,
@@ -518,6 +525,8 @@ template <class T>
 ///   work on other streams is not waited for.
 /// - On a device that cannot migrate (policy ignore: returns unsupported): waits for every GPU
 ///   that may have work, since the CPU may then touch managed memory only while no kernel runs.
+/// - On an APU (memory_regime::apu): waits as above but prefetches nothing, and returns
+///   not_needed.
 /// An empty range returns empty and waits for nothing.
 /// @throws unimem::error carrying any asynchronous error of the work waited for.
 template <class T>

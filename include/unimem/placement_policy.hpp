@@ -23,15 +23,21 @@ enum class hint_status {
   empty,
   /// The device cannot migrate managed pages, and the policy said to ignore the hint.
   unsupported,
+  /// Nothing to do in the device's memory_regime: on an APU (memory_regime::apu) CPU and GPU
+  /// share one memory, so prefetch, preferred_location and read_mostly advice, set_intent and
+  /// the prefetch of ready_for_host make no runtime call. Never an error, under any
+  /// unsupported_policy.
+  not_needed,
 };
 
-/// @brief "applied", "empty" or "unsupported": a std::string, as std::to_string and
-/// to_string(location) give.
+/// @brief "applied", "empty", "unsupported" or "not_needed": a std::string, as std::to_string
+/// and to_string(location) give.
 inline std::string to_string(hint_status s) {
   switch (s) {
     case hint_status::applied: return "applied";
     case hint_status::empty: return "empty";
     case hint_status::unsupported: return "unsupported";
+    case hint_status::not_needed: return "not_needed";
   }
   return "?";
 }
@@ -47,6 +53,12 @@ enum class unsupported_policy {
 };
 
 namespace detail {
+/// Whether a placement hint for device `id` has nothing to do in its regime (an APU: one
+/// memory, nothing to move): hint_status::not_needed, with no runtime call, under any policy.
+inline bool hint_not_needed(int id, call_site where) {
+  return device_regime(id, where) == memory_regime::apu;
+}
+
 inline atomic_cell<int>& unsupported_policy_state() noexcept {
   static atomic_cell<int> state{static_cast<int>(unsupported_policy::ignore)};
   return state;

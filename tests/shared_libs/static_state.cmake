@@ -7,11 +7,13 @@
 #   property_cache / overflow_cache      per-device properties that cannot change (any copy is right)
 #   unsupported_policy_state             the unsupported-hint policy (a setting, per library)
 #   migration_overrides                  a test hook (per library)
+#   regime_overrides                     a test hook (per library), like migration_overrides
 #   fault_on_purpose()::page             the page unimem faults on (any page will do)
 #   cuda_driver::...                     driver entry points looked up once (the same in every copy)
 # Usage: cmake -DNM=<nm> -DLIBRARIES=<a.so;b.so> -P static_state.cmake
 set(_allowed "property_cache\\(\\)::slots" "overflow_cache\\(\\)::head"
              "unsupported_policy_state\\(\\)::state" "migration_overrides\\(\\)::values"
+             "regime_overrides\\(\\)::values"
              "fault_on_purpose\\(\\)::page" "backend::cuda_driver::")
 set(_problems "")
 set(_seen 0)

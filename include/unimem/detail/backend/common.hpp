@@ -64,6 +64,8 @@ enum class device_attribute {
   managed_memory,
   concurrent_managed_access,
   pageable_memory_access,
+  pageable_memory_access_uses_host_page_tables,  // ATS: through the host's page tables
+  integrated,                                    // one physical memory with the host (APU)
   compute_mode,  // 0 default, 1 exclusive (thread), 2 prohibited, 3 exclusive process
   memory_clock_khz,       // the peak memory clock in kHz
   memory_bus_width_bits,  // the global memory bus width in bits

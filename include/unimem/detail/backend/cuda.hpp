@@ -93,6 +93,11 @@ inline result get_attribute(int* value, device_attribute a, int id) noexcept {
     case device_attribute::pageable_memory_access:
       native = cudaDevAttrPageableMemoryAccess;
       break;
+    // Both in every CUDA unimem supports (11.8 to 13.0).
+    case device_attribute::pageable_memory_access_uses_host_page_tables:
+      native = cudaDevAttrPageableMemoryAccessUsesHostPageTables;
+      break;
+    case device_attribute::integrated: native = cudaDevAttrIntegrated; break;
     case device_attribute::compute_mode: native = cudaDevAttrComputeMode; break;
     // Attributes, not cudaDeviceProp fields: CUDA 13 removed cudaDeviceProp::memoryClockRate.
     case device_attribute::memory_clock_khz: native = cudaDevAttrMemoryClockRate; break;
@@ -121,12 +126,11 @@ UNIMEM_DETAIL_OUTLINE result get_properties(native_properties& out, int id)
     ;
 #endif
 
-/// Whether pages of managed memory move to the GPU that touches them (Pascal and later, on
-/// Linux): exactly concurrentManagedAccess on CUDA.
-inline bool migrates_on_demand(const native_properties&, bool concurrent_managed,
-                               bool) noexcept {
-  return concurrent_managed;
-}
+/// Whether managed pages migrate only with XNACK: never on CUDA, where pages migrate exactly
+/// where concurrentManagedAccess is 1 (Pascal and later, on Linux).
+constexpr bool migration_needs_xnack = false;
+/// Whether XNACK is on: an AMD notion, false on CUDA.
+inline bool xnack_enabled(const native_properties&) noexcept { return false; }
 
 inline result runtime_version(int* v) noexcept {
   return UNIMEM_DETAIL_NATIVE(cudaRuntimeGetVersion(v));

@@ -111,6 +111,14 @@ inline result get_attribute(int* value, device_attribute a, int id) noexcept {
     case device_attribute::pageable_memory_access:
       native = hipDeviceAttributePageableMemoryAccess;
       break;
+    // Both in every HIP unimem supports (checked in the headers of 5.2, 5.7.1, 6.4.3 and
+    // 7.2.4). On AMD the runtime answers them from hipDeviceProp_t's integrated and
+    // pageableMemoryAccessUsesHostPageTables (not yet run on an AMD GPU); on NVIDIA HIP maps
+    // them onto cudaDevAttrIntegrated and cudaDevAttrPageableMemoryAccessUsesHostPageTables.
+    case device_attribute::pageable_memory_access_uses_host_page_tables:
+      native = hipDeviceAttributePageableMemoryAccessUsesHostPageTables;
+      break;
+    case device_attribute::integrated: native = hipDeviceAttributeIntegrated; break;
     case device_attribute::compute_mode: native = hipDeviceAttributeComputeMode; break;
     case device_attribute::memory_clock_khz: native = hipDeviceAttributeMemoryClockRate; break;
     case device_attribute::memory_bus_width_bits: native = hipDeviceAttributeMemoryBusWidth; break;
@@ -142,18 +150,23 @@ UNIMEM_DETAIL_OUTLINE result get_properties(native_properties& out, int id)
     ;
 #endif
 
-/// Whether pages of managed memory move to the GPU that touches them. On AMD,
-/// concurrentManagedAccess reads 1 even where pages never migrate: migration needs XNACK
-/// (page-fault retry), visible as xnack+ in the architecture or as pageable memory access.
-inline bool migrates_on_demand(const native_properties& p, bool concurrent_managed,
-                               bool pageable) noexcept {
+/// Whether managed pages migrate only with XNACK (page-fault retry). On AMD,
+/// concurrentManagedAccess reads 1 even where pages never migrate: migration needs XNACK,
+/// visible as xnack+ in the architecture or as pageable memory access (regime_attributes).
+/// HIP on NVIDIA: concurrentManagedAccess, as in CUDA.
 #if defined(UNIMEM_DETAIL_HIP_AMD)
-  (void)concurrent_managed;
-  return pageable || std::strstr(p.architecture, "xnack+") != nullptr;
+constexpr bool migration_needs_xnack = true;
+#else
+constexpr bool migration_needs_xnack = false;
+#endif
+/// Whether XNACK is on: xnack+ in the AMD target (e.g. gfx90a:sramecc+:xnack+, under
+/// HSA_XNACK=1); false on NVIDIA.
+inline bool xnack_enabled(const native_properties& p) noexcept {
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  return std::strstr(p.architecture, "xnack+") != nullptr;
 #else
   (void)p;
-  (void)pageable;
-  return concurrent_managed;
+  return false;
 #endif
 }
 

@@ -2,7 +2,9 @@
 // temporaries all the time, and a managed allocation and its free cost a hundred microseconds
 // and more. One iteration allocates managed memory of one size (4 KiB, 1 MiB, 64 MiB, 1 GiB),
 // runs one fill kernel over all of it on a stream, frees it and synchronises the stream; each
-// iteration is timed with the host's clock, the median of max(21, 4 --reps + 1) iterations is
+// iteration is timed with the host's clock, the median of max(201, 40 --reps + 1) iterations
+// up to 64 MiB (a pool iteration costs 10-60 us there: a median of 21 moved by 10-15 % from run to
+// run) and of max(21, 4 --reps + 1) at 1 GiB (cudaMallocManaged alone costs 70 ms there) is
 // reported, the strategies interleaved (a burst of load spreads over all) and rotated (each
 // runs at every position of the sequence equally often), after an untimed warm-up that also
 // checks the kernel's writes:
@@ -127,7 +129,7 @@ void pool_bench(const options& o) {
 
   const std::size_t sizes[] = {std::size_t{4} << 10, std::size_t{1} << 20, std::size_t{64} << 20,
                                std::size_t{1} << 30};
-  const int iterations = std::max(21, 4 * o.reps + 1);
+  const int few = std::max(21, 4 * o.reps + 1), many = std::max(201, 40 * o.reps + 1);
   float value = 0;
   for (const std::size_t bytes : sizes) {
     const std::size_t n = bytes / sizeof(float);
@@ -186,6 +188,7 @@ void pool_bench(const options& o) {
     };
 #endif
     const int per = static_cast<int>(runs.size());
+    const int iterations = bytes <= (std::size_t{64} << 20) ? many : few;
     const int timed = (iterations + per - 1) / per * per;  // every position equally often
     for (int it = 0; it <= timed; ++it) {  // it 0: warm-up and checks, not counted
       progress("[pool " + size + "] iteration " + std::to_string(it) + "/" +

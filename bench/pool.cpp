@@ -5,8 +5,9 @@
 // iteration is timed with the host's clock, the median of max(201, 40 --reps + 1) iterations
 // up to 64 MiB (a pool iteration costs 10-60 us there: a median of 21 moved by 10-15 % from run to
 // run) and of max(21, 4 --reps + 1) at 1 GiB (cudaMallocManaged alone costs 70 ms there) is
-// reported, the strategies interleaved (a burst of load spreads over all) and rotated (each
-// runs at every position of the sequence equally often), after an untimed warm-up that also
+// reported, the strategies interleaved (a burst of load spreads over all) in an order shuffled
+// every iteration (each follows every other: what one leaves behind, a free that waits for the
+// device, does not always fall on the same next one), after an untimed warm-up that also
 // checks the kernel's writes:
 //   managed/raw       cudaMallocManaged / hipMallocManaged, the kernel, cudaFree / hipFree
 //   runtime-pool/raw  the runtime's pool of managed memory (CUDA 13: cudaMemPoolCreate with
@@ -36,6 +37,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -187,17 +189,20 @@ void pool_bench(const options& o) {
       return ms_since(t0) * 1000.0;
     };
 #endif
-    const int per = static_cast<int>(runs.size());
-    const int iterations = bytes <= (std::size_t{64} << 20) ? many : few;
-    const int timed = (iterations + per - 1) / per * per;  // every position equally often
+    const int timed = bytes <= (std::size_t{64} << 20) ? many : few;
+    std::vector<std::size_t> order(runs.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::mt19937 shuffler(28);  // the same sequence in every run
     for (int it = 0; it <= timed; ++it) {  // it 0: warm-up and checks, not counted
       progress("[pool " + size + "] iteration " + std::to_string(it) + "/" +
                std::to_string(timed));
-      // Rotated: each strategy runs first, second, ... equally often (in a fixed order, the
-      // one after runtime-pool/raw measured 1.13-1.20 of it at 4 KiB and 1 MiB, and the same
-      // calls in another position 0.97; scripts/probes/pool_steps.cu: 1.005 when rotated).
-      for (std::size_t k = 0; k < runs.size(); ++k) {
-        strategy& r = runs[(k + static_cast<std::size_t>(it)) % runs.size()];
+      // Shuffled every iteration (a fixed seed): each strategy follows every other one. In a
+      // fixed cycle, rotated or not, the strategy after runtime-pool/raw always followed it
+      // and measured 1.13-1.20 of it at 4 KiB, while tagged/unimem, the same pool and more
+      // work, measured less than pool/unimem.
+      std::shuffle(order.begin(), order.end(), shuffler);
+      for (const std::size_t k : order) {
+        strategy& r = runs[k];
         value += 1;
         const bool check = it == 0;
         double us = 0;

@@ -1,6 +1,8 @@
-// Model-based test: seeded random sequences of operations over managed, device and pinned
-// buffers and 2 to 4 streams, executed through unimem and checked against a plain host model
-// (a std::vector<int> per buffer).
+// Model-based test: seeded random sequences of operations over managed, device, pinned and pool
+// buffers (pool_buffer from a managed_pool the executor owns for the sequence: the default pool
+// for even seeds, the runtime's pool of managed memory on CUDA 13; unimem's caching allocator
+// for odd seeds) and 2 to 4 streams, executed through unimem and checked against a plain host
+// model (a std::vector<int> per buffer).
 //
 // Three parts, kept apart so that the host tests need no GPU:
 // - the generator (generate()) turns a seed into a list of operations: allocations through every
@@ -8,7 +10,12 @@
 //   copies and fills, synchronous and on a stream, between random sub-ranges of any buffers
 //   (within one buffer when the ranges do not overlap), kernels through each way launch() takes
 //   a buffer (access tags with either intent, plain views, whole buffers), prefetches, advice,
-//   intents, event waits, stream/event/device synchronisation and ready_for_host. It orders
+//   intents, event waits, stream/event/device synchronisation and ready_for_host. Pool buffers
+//   are stream-ordered (as cudaMallocAsync): one is allocated on a stream s and filled there
+//   with fill_async (its memory may be a block that earlier work on s still uses, so only work
+//   ordered after that fill touches it), freed in the order of its stream (or of the stream
+//   set_stream() names) once the host has waited for its work; they take no advice, no intent
+//   and no mapped tags (CUDA 13's pools of managed memory take no advice). It orders
 //   every sequence so that it is race-free and its result defined, with a vector clock per
 //   stream (operations on a stream are numbered; a stream knows which numbers of the others are
 //   ordered before its next work, the host which are complete):
@@ -25,7 +32,7 @@
 //   the end).
 // - the model (contents_model) applies an operation list to host vectors;
 // - the executor runs the list through unimem; the test compares each checked buffer with the
-//   model: managed and pinned buffers read on the host, device buffers copied back with
+//   model: managed, pool and pinned buffers read on the host, device buffers copied back with
 //   unimem::copy. A mismatch stops that seed and reports the seed, the check, the first
 //   differing element, the operations on that buffer since its allocation, and the replay
 //   command.
@@ -36,6 +43,8 @@
 //   UNIMEM_MODEL_SEED=7 UNIMEM_MODEL_OPS=3120 unimem_tests --gtest_filter=ModelGpu.*
 // (a shorter run of a seed is a prefix of a longer one, so the failing check comes last).
 #include "test_support.hpp"
+
+#include <unimem/managed_pool.hpp>
 
 #include <algorithm>
 #include <array>
@@ -49,6 +58,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -117,26 +127,27 @@ class rng {
 
 // ---- operations ----
 
-enum class memory : std::uint8_t { managed, device, pinned };
+// pool: a pool_buffer from the executor's managed_pool (managed memory, stream-ordered).
+enum class memory : std::uint8_t { managed, device, pinned, pool };
 
 enum class op_kind : std::uint8_t {
-  allocate,        // a: a new buffer of mem, n elements, initialised by `how`
-  destroy,         // a: freed
+  allocate,        // a: a new buffer of mem, n elements, initialised by `how` (pool: on s)
+  destroy,         // a: freed (a pool buffer with s >= 0: set_stream(s) first)
   move_construct,  // a (free) <- std::move(b)
   move_assign,     // a (live, same kind) = std::move(b)
   copy,            // a[a_off, +len) <- b[b_off, +len), synchronous
   copy_async,      // the same on stream s
   fill,            // a[a_off, +len) = value, synchronous
   fill_async,      // the same on stream s
-  prefetch,        // managed a[a_off, +len) to the device or the host, on stream s
-  advise,          // managed a[a_off, +len): advice or its withdrawal (hint)
-  set_intent,      // managed a[a_off, +len): moved or mapped
+  prefetch,        // managed or pool a[a_off, +len) to the device or the host, on stream s
+  advise,          // managed a[a_off, +len): advice or its withdrawal (hint); not pool
+  set_intent,      // managed a[a_off, +len): moved or mapped; not pool
   launch,          // kernel k on stream s over a[a_off, +len) (and b[b_off, +len) for combine)
   record_wait,     // event recorded on t, waited for by s
   stream_sync,     // s.synchronize()
   event_sync,      // event recorded on t, event.synchronize()
   device_sync,     // unimem::synchronize()
-  ready_for_host,  // managed a[a_off, +len), on stream s (s < 0: waits for the device)
+  ready_for_host,  // managed or pool a[a_off, +len), on stream s (s < 0: waits for the device)
   check,           // a compared with the model
 };
 
@@ -144,7 +155,8 @@ enum class init : std::uint8_t {
   zeros,                     // buffer(n)
   value,                     // buffer(n, value)
   uninitialized_fill,        // buffer(n, uninitialized), fill(value)
-  uninitialized_fill_async,  // buffer(n, uninitialized), fill_async(value, s)
+  uninitialized_fill_async,  // buffer(n, uninitialized), fill_async(value, s); for pool memory
+                             // pool_buffer(n, pool, s), fill_async(value, s): its only init
   iota,                      // buffer(first, last) from value, value + 1, ...
   first_touch_location,      // managed(n, first_touch(device, s)): zeros
   first_touch_stream,        // managed(n, first_touch(s)): zeros
@@ -152,18 +164,19 @@ enum class init : std::uint8_t {
 
 enum class kernel : std::uint8_t { update, update_view, write, combine };
 
-// How launch() receives a range.
+// How launch() receives a range. The tags are for managed and pool memory, the mapped ones for
+// managed memory only.
 enum class pass : std::uint8_t {
   view,          // a plain view (any memory)
   buffer,        // the whole buffer, untagged
   inout,         // inout(view)
-  inout_mapped,  // inout(view, mapped)
+  inout_mapped,  // inout(view, mapped): not pool
   inout_moved,   // inout(view, moved)
   inout_buffer,  // inout(buffer)
   out,           // out(view): model_write and combine's destination only
-  out_mapped,    // out(view, mapped)
+  out_mapped,    // out(view, mapped): not pool
   in,            // in(view): combine's source
-  in_mapped,     // in(view, mapped)
+  in_mapped,     // in(view, mapped): not pool
 };
 
 enum class hint : std::uint8_t {
@@ -184,6 +197,9 @@ constexpr std::uint8_t kToHost = 4;          // prefetch: to the host, not the d
 constexpr std::uint8_t kMapped = 4;          // set_intent: mapped, not moved
 constexpr std::uint8_t kNamedGpu = 8;        // set_intent: the GPU named
 constexpr std::uint8_t kOtherSpelling = 16;  // the free function or stream_ref form instead
+                                             // (pool buffers have no placement members: a
+                                             // whole-buffer prefetch or ready_for_host of one
+                                             // always has it)
 
 struct op {
   op_kind kind = op_kind::check;
@@ -228,8 +244,14 @@ const char* name(memory m) {
     case memory::managed: return "managed_buffer";
     case memory::device: return "device_buffer";
     case memory::pinned: return "pinned_buffer";
+    case memory::pool: return "pool_buffer";
   }
   return "?";
+}
+
+/// The passes that set the mapped intent: for managed memory only (not pool memory).
+bool mapped(pass p) {
+  return p == pass::inout_mapped || p == pass::out_mapped || p == pass::in_mapped;
 }
 
 const char* name(pass p) {
@@ -282,7 +304,9 @@ std::string describe(const op& o, std::size_t index) {
         case init::value: r << "all " << o.value; break;
         case init::uninitialized_fill: r << "uninitialized, then fill " << o.value; break;
         case init::uninitialized_fill_async:
+          if (o.mem == memory::pool) r << "allocated on s" << s << ", ";
           r << "uninitialized, then fill_async s" << s << " " << o.value;
+          if (o.mem == memory::pool) r << ((o.form & kWhole) ? " (buffer)" : " (view)");
           break;
         case init::iota:
           r << "from the values " << o.value << ", " << o.value << " + 1, ...";
@@ -291,7 +315,10 @@ std::string describe(const op& o, std::size_t index) {
         case init::first_touch_stream: r << "first_touch(s" << s << "): zeros"; break;
       }
       break;
-    case op_kind::destroy: r << "destroy B" << a; break;
+    case op_kind::destroy:
+      r << "destroy B" << a;
+      if (s >= 0) r << " (set_stream s" << s << " first)";
+      break;
     case op_kind::move_construct: r << "move-construct B" << a << " from B" << b; break;
     case op_kind::move_assign: r << "move-assign B" << a << " = B" << b; break;
     case op_kind::copy:
@@ -341,7 +368,10 @@ std::string describe(const op& o, std::size_t index) {
     case op_kind::ready_for_host:
       r << "ready_for_host";
       if (s >= 0) r << " s" << s;
-      r << ": " << ra << ((o.form & kWhole) ? " (member)" : "");
+      r << ": " << ra
+        << ((o.form & kWhole)
+                ? ((o.form & kOtherSpelling) ? " (ready_for_host(buffer))" : " (member)")
+                : "");
       if (s < 0) r << " (waits for the device)";
       break;
     case op_kind::check: r << "check B" << a; break;
@@ -500,9 +530,15 @@ class generator {
   int pick_live() {
     return pick([](int, const shape& b) { return b.live; });
   }
+  /// A buffer of managed_buffer's: the one kind that takes advice and intents.
   int pick_managed() {
     return pick([](int, const shape& b) { return b.live && b.mem == memory::managed; });
   }
+  /// A buffer of managed memory, managed_buffer's or a pool's: prefetch and ready_for_host.
+  int pick_placeable() {
+    return pick([](int, const shape& b) { return b.live && placeable(b.mem); });
+  }
+  static bool placeable(memory m) { return m == memory::managed || m == memory::pool; }
   /// Mostly small sizes, sometimes up to 64 Ki; sometimes the size of a live buffer, so that
   /// whole buffers can be copied as their own types.
   std::uint32_t pick_size() {
@@ -569,10 +605,11 @@ class generator {
   // ---- the operations ----
 
   void step() {
-    int live = 0, managed = 0;
+    int live = 0, managed = 0, with_managed_memory = 0;  // the last: managed or pool
     for (const shape& b : slots_) {
       live += b.live;
       managed += b.live && b.mem == memory::managed;
+      with_managed_memory += b.live && placeable(b.mem);
     }
     struct weighted {
       op_kind kind;
@@ -586,7 +623,7 @@ class generator {
         {op_kind::copy_async, live == 0 ? 0u : 14u},
         {op_kind::fill, live == 0 ? 0u : 4u},
         {op_kind::fill_async, live == 0 ? 0u : 8u},
-        {op_kind::prefetch, managed == 0 ? 0u : 6u},
+        {op_kind::prefetch, with_managed_memory == 0 ? 0u : 6u},
         {op_kind::advise, managed == 0 ? 0u : 3u},
         {op_kind::set_intent, managed == 0 ? 0u : 2u},
         {op_kind::launch, live == 0 ? 0u : 16u},
@@ -594,7 +631,7 @@ class generator {
         {op_kind::stream_sync, 3u},
         {op_kind::event_sync, 2u},
         {op_kind::device_sync, 1u},
-        {op_kind::ready_for_host, managed == 0 ? 0u : 3u},
+        {op_kind::ready_for_host, with_managed_memory == 0 ? 0u : 3u},
     };
     unsigned total = 0;
     for (const weighted& w : choices) total += w.weight;
@@ -649,12 +686,21 @@ class generator {
     o.kind = op_kind::allocate;
     o.a = static_cast<std::int8_t>(x);
     const std::uint32_t r = rng_.below(100);
-    o.mem = r < 45 ? memory::managed : (r < 80 ? memory::device : memory::pinned);
+    o.mem = r < 38   ? memory::managed
+            : r < 68 ? memory::device
+            : r < 83 ? memory::pinned
+                     : memory::pool;  // 17 in 100
     o.n = std::min<std::uint32_t>(
         pick_size(), static_cast<std::uint32_t>((kMaxLiveBytes - live_bytes) / sizeof(int)));
     if (o.n == 0) return;  // the memory budget is spent (it cannot be with 8 x 64 Ki)
-    const unsigned inits = o.mem == memory::managed ? 7 : 5;
-    o.how = static_cast<init>(rng_.below(inits));
+    if (o.mem == memory::pool) {
+      // Allocated on s, its contents undefined: filled on s, through the buffer or a view.
+      o.how = init::uninitialized_fill_async;
+      if (rng_.percent(50)) o.form |= kWhole;
+    } else {
+      const unsigned inits = o.mem == memory::managed ? 7 : 5;
+      o.how = static_cast<init>(rng_.below(inits));
+    }
     o.value = static_cast<std::int32_t>(rng_.below(2000001)) - 1000000;
     if (rng_.percent(10)) o.value = rng_.percent(50) ? 0 : -1;  // one repeated byte: memset
     const bool on_stream = o.how == init::uninitialized_fill_async ||
@@ -682,6 +728,9 @@ class generator {
     op o;
     o.kind = op_kind::destroy;
     o.a = static_cast<std::int8_t>(x);
+    // A pool buffer is freed in the order of its stream; the host waited for all its work, so
+    // any stream will do: one time in two set_stream() names another.
+    if (slots_[x].mem == memory::pool && rng_.percent(50)) o.s = static_cast<std::int8_t>(stream());
     emit(o);
     slots_[x] = shape{};
   }
@@ -761,12 +810,13 @@ class generator {
   void prefetch() {
     op o;
     o.kind = op_kind::prefetch;
-    o.a = static_cast<std::int8_t>(pick_managed());
+    o.a = static_cast<std::int8_t>(pick_placeable());
     pick_range(o.a, o);
     if (rng_.percent(40)) o.form |= kToHost;
     if (whole(o.a, o.a_off, o.len) && rng_.percent(60)) {
       o.form |= kWhole;
-      if (rng_.percent(50)) o.form |= kOtherSpelling;
+      // prefetch(buffer) or the member, which pool_buffer has not
+      if (rng_.percent(50) || slots_[o.a].mem == memory::pool) o.form |= kOtherSpelling;
     }
     const int s = stream();
     o.s = static_cast<std::int8_t>(s);
@@ -811,14 +861,15 @@ class generator {
     int n = 0;
     choices[n++] = pass::view;
     if (whole_range) choices[n++] = pass::buffer;
-    if (slots_[x].mem == memory::managed) {
+    if (placeable(slots_[x].mem)) {
       const bool reads = k == kernel::update || k == kernel::update_view;
+      const bool may_map = slots_[x].mem == memory::managed;  // a pool's memory: no mapped tags
       choices[n++] = pass::inout;
-      choices[n++] = pass::inout_mapped;
+      if (may_map) choices[n++] = pass::inout_mapped;
       if (reads) choices[n++] = pass::inout_moved;
       if (reads && whole_range) choices[n++] = pass::inout_buffer;
       if (!reads) choices[n++] = pass::out;
-      if (!reads) choices[n++] = pass::out_mapped;
+      if (!reads && may_map) choices[n++] = pass::out_mapped;
     }
     return choices[rng_.below(static_cast<std::uint64_t>(n))];
   }
@@ -827,9 +878,9 @@ class generator {
     int n = 0;
     choices[n++] = pass::view;
     if (whole_range) choices[n++] = pass::buffer;
-    if (slots_[x].mem == memory::managed) {
+    if (placeable(slots_[x].mem)) {
       choices[n++] = pass::in;
-      choices[n++] = pass::in_mapped;
+      if (slots_[x].mem == memory::managed) choices[n++] = pass::in_mapped;
     }
     return choices[rng_.below(static_cast<std::uint64_t>(n))];
   }
@@ -872,9 +923,13 @@ class generator {
   void ready_for_host() {
     op o;
     o.kind = op_kind::ready_for_host;
-    o.a = static_cast<std::int8_t>(pick_managed());
+    o.a = static_cast<std::int8_t>(pick_placeable());
     pick_range(o.a, o);
-    if (whole(o.a, o.a_off, o.len) && rng_.percent(50)) o.form |= kWhole;
+    if (whole(o.a, o.a_off, o.len) && rng_.percent(50)) {
+      o.form |= kWhole;
+      // ready_for_host(buffer) or the member, which pool_buffer has not
+      if (rng_.percent(50) || slots_[o.a].mem == memory::pool) o.form |= kOtherSpelling;
+    }
     if (rng_.percent(30)) {  // no stream: it waits for the device first
       emit(o);
       done_ = queued_;
@@ -1057,16 +1112,27 @@ std::string compare_with_model(const sequence& seq, std::size_t at,
 
 struct totals {
   std::uint64_t ops = 0, seeds = 0, checks = 0, elements = 0, launches = 0, copies = 0,
-                async_copies = 0, fills = 0, allocations = 0, frees = 0, moves = 0, placement = 0,
-                waits = 0, synchronisations = 0;
+                async_copies = 0, fills = 0, allocations = 0, pool_allocations = 0,
+                runtime_pool_seeds = 0, frees = 0, moves = 0, placement = 0, waits = 0,
+                synchronisations = 0;
 };
+
+/// The pool of a seed's pool buffers: the default one for even seeds (the runtime's pool of
+/// managed memory on CUDA 13), unimem's caching allocator for odd seeds (on HIP and CUDA 12 and
+/// older both are the caching allocator).
+unimem::managed_pool_options pool_options(std::uint64_t seed) {
+  unimem::managed_pool_options o;
+  if (seed % 2 != 0) o.use_runtime_pool = false;
+  return o;
+}
 
 /// Runs operations through unimem (the GPU side of the test).
 class executor {
  public:
   explicit executor(const sequence& seq)
       : device_(unimem::device::current().device_id()),
-        concurrent_(unimem::device::current().concurrent_managed_access()) {
+        concurrent_(unimem::device::current().concurrent_managed_access()),
+        pool_(pool_options(seq.seed)) {
     for (int i = 0; i < seq.streams; ++i) {
       streams_.emplace_back(seq.blocking[static_cast<std::size_t>(i)]
                                 ? unimem::stream::blocking_mode::blocking
@@ -1076,7 +1142,11 @@ class executor {
   }
   executor(const executor&) = delete;
   executor& operator=(const executor&) = delete;
-  /// After a failure work may still be queued: wait for it before the buffers are freed.
+  /// Whether the pool is the runtime's (for the summary).
+  bool runtime_pool() const { return pool_.uses_runtime_pool(); }
+
+  /// After a failure work may still be queued: wait for it before the buffers are freed (the
+  /// streams, then the pool, are destroyed after them).
   ~executor() {
     try {
       unimem::synchronize();
@@ -1089,12 +1159,18 @@ class executor {
       case op_kind::allocate:
         allocate(o);
         ++sum.allocations;
+        sum.pool_allocations += o.mem == memory::pool;
         break;
-      case op_kind::destroy:
-        (void)at(o.a);  // a live slot
-        slots_[slot(o.a)] = slot_buffers{};
+      case op_kind::destroy: {
+        slot_buffers& b = at(o.a);  // a live slot
+        if (o.s >= 0) {
+          if (!b.pool) throw std::logic_error("set_stream for a buffer not from a pool");
+          b.pool->set_stream(stream(o.s));
+        }
+        slots_[slot(o.a)] = slot_buffers{};  // a pool buffer: freed in the order of its stream
         ++sum.frees;
         break;
+      }
       case op_kind::move_construct:
       case op_kind::move_assign:
         move(o);
@@ -1168,6 +1244,11 @@ class executor {
       n = b.managed->size();
       return b.managed->data();
     }
+    if (b.pool) {
+      if (!concurrent_) unimem::synchronize();
+      n = b.pool->size();
+      return b.pool->data();
+    }
     if (b.pinned) {
       n = b.pinned->size();
       return b.pinned->data();
@@ -1182,6 +1263,7 @@ class executor {
     std::optional<unimem::managed_buffer<int>> managed;
     std::optional<unimem::device_buffer<int>> device;
     std::optional<unimem::pinned_buffer<int>> pinned;
+    std::optional<unimem::pool_buffer<int>> pool;  // from pool_
   };
 
   static std::size_t slot(int x) { return static_cast<std::size_t>(x); }
@@ -1191,7 +1273,7 @@ class executor {
 
   slot_buffers& at(int x) {
     slot_buffers& b = slots_[slot(x)];
-    if (!b.managed && !b.device && !b.pinned) {
+    if (!b.managed && !b.device && !b.pinned && !b.pool) {
       throw std::logic_error("the generator used an empty slot");
     }
     return b;
@@ -1204,8 +1286,10 @@ class executor {
       f(*b.managed);
     } else if (b.device) {
       f(*b.device);
-    } else {
+    } else if (b.pinned) {
       f(*b.pinned);
+    } else {
+      f(*b.pool);
     }
   }
   unimem::view<int> view_of(int x) {
@@ -1217,6 +1301,24 @@ class executor {
     slot_buffers& b = at(x);
     if (!b.managed) throw std::logic_error("the generator asked for a managed buffer");
     return *b.managed;
+  }
+  /// Calls f with buffer x, a managed_buffer or a pool_buffer (managed memory either way).
+  template <class F>
+  void visit_managed_memory(int x, F&& f) {
+    visit(x, [&](auto& b) {
+      using buffer_type = std::decay_t<decltype(b)>;
+      if constexpr (std::is_same<buffer_type, unimem::managed_buffer<int>>::value ||
+                    std::is_same<buffer_type, unimem::pool_buffer<int>>::value) {
+        f(b);
+      } else {
+        throw std::logic_error("the generator asked for managed memory");
+      }
+    });
+  }
+  /// Whether Buffer has the placement members (managed_buffer; pool_buffer has not).
+  template <class Buffer>
+  static constexpr bool has_placement_members() {
+    return std::is_same<Buffer, unimem::managed_buffer<int>>::value;
   }
 
   template <class Buffer>
@@ -1248,6 +1350,19 @@ class executor {
     slot_buffers& b = slots_[slot(o.a)];
     b = slot_buffers{};
     switch (o.mem) {
+      case memory::pool: {
+        // In the order of s: only work queued on s after it may touch the memory at first.
+        if (o.how != init::uninitialized_fill_async) {
+          throw std::logic_error("a pool buffer not filled on its stream");
+        }
+        unimem::pool_buffer<int>& p = b.pool.emplace(o.n, pool_, stream(o.s));
+        if (o.form & kWhole) {
+          unimem::fill_async(p, o.value, stream(o.s));
+        } else {
+          unimem::fill_async(p.view(), o.value, stream(o.s));
+        }
+        break;
+      }
       case memory::managed:
         if (o.how == init::first_touch_location) {
           b.managed.emplace(o.n, unimem::first_touch(gpu(), stream(o.s)));
@@ -1279,12 +1394,14 @@ class executor {
     slot_buffers& to = slots_[slot(o.a)];
     const bool assign = o.kind == op_kind::move_assign;
     if (assign && ((from.managed.has_value() != to.managed.has_value()) ||
-                   (from.device.has_value() != to.device.has_value()))) {
+                   (from.device.has_value() != to.device.has_value()) ||
+                   (from.pool.has_value() != to.pool.has_value()))) {
       throw std::logic_error("move assignment between buffers of different kinds");
     }
     if (from.managed) move_buffer(to.managed, from.managed, assign);
     if (from.device) move_buffer(to.device, from.device, assign);
     if (from.pinned) move_buffer(to.pinned, from.pinned, assign);
+    if (from.pool) move_buffer(to.pool, from.pool, assign);
   }
 
   template <class Dst, class Src>
@@ -1334,16 +1451,29 @@ class executor {
     }
   }
 
+  /// Throws when the generator asks for a member call of a buffer without one (pool_buffer).
+  template <class Buffer>
+  static void expect_member(const Buffer&) {
+    if (!has_placement_members<Buffer>()) {
+      throw std::logic_error("a placement member call on a pool_buffer, which has none");
+    }
+  }
+
   void prefetch(const op& o) {
     const unimem::location l = (o.form & kToHost) ? unimem::location::host() : gpu();
-    unimem::managed_buffer<int>& b = managed(o.a);
-    if ((o.form & kWhole) && (o.form & kOtherSpelling)) {
-      expect_not_empty(unimem::prefetch(b, l, stream(o.s)));
-    } else if (o.form & kWhole) {
-      expect_not_empty(b.prefetch(l, stream(o.s)));
-    } else {
-      expect_not_empty(unimem::prefetch(b.view().subview(o.a_off, o.len), l, stream(o.s)));
-    }
+    visit_managed_memory(o.a, [&](auto& b) {
+      using buffer_type = std::decay_t<decltype(b)>;
+      if ((o.form & kWhole) && (o.form & kOtherSpelling)) {
+        expect_not_empty(unimem::prefetch(b, l, stream(o.s)));
+      } else if (o.form & kWhole) {
+        expect_member(b);
+        if constexpr (has_placement_members<buffer_type>()) {
+          expect_not_empty(b.prefetch(l, stream(o.s)));
+        }
+      } else {
+        expect_not_empty(unimem::prefetch(b.view().subview(o.a_off, o.len), l, stream(o.s)));
+      }
+    });
   }
 
   void advise(const op& o) {
@@ -1407,18 +1537,24 @@ class executor {
   }
 
   void ready_for_host(const op& o) {
-    unimem::managed_buffer<int>& b = managed(o.a);
-    const unimem::view<int> v = b.view().subview(o.a_off, o.len);
-    const bool whole_buffer = (o.form & kWhole) != 0;
-    if (whole_buffer && o.s < 0) {
-      expect_not_empty(b.ready_for_host());
-    } else if (whole_buffer) {
-      expect_not_empty(b.ready_for_host(stream(o.s)));
-    } else if (o.s < 0) {
-      expect_not_empty(unimem::ready_for_host(v));
-    } else {
-      expect_not_empty(unimem::ready_for_host(v, stream(o.s)));
-    }
+    visit_managed_memory(o.a, [&](auto& b) {
+      using buffer_type = std::decay_t<decltype(b)>;
+      const unimem::view<int> v = b.view().subview(o.a_off, o.len);
+      const bool whole_buffer = (o.form & kWhole) != 0;
+      if (whole_buffer && (o.form & kOtherSpelling)) {  // ready_for_host(buffer[, s])
+        expect_not_empty(o.s < 0 ? unimem::ready_for_host(b)
+                                 : unimem::ready_for_host(b, stream(o.s)));
+      } else if (whole_buffer) {
+        expect_member(b);
+        if constexpr (has_placement_members<buffer_type>()) {
+          expect_not_empty(o.s < 0 ? b.ready_for_host() : b.ready_for_host(stream(o.s)));
+        }
+      } else if (o.s < 0) {
+        expect_not_empty(unimem::ready_for_host(v));
+      } else {
+        expect_not_empty(unimem::ready_for_host(v, stream(o.s)));
+      }
+    });
   }
 
   /// Calls f with the range o.a[a_off, +len) as launch() should receive it (o.target).
@@ -1431,7 +1567,9 @@ class executor {
       case pass::inout: f(unimem::inout(v())); break;
       case pass::inout_mapped: f(unimem::inout(v(), unimem::intent::map)); break;
       case pass::inout_moved: f(unimem::inout(v(), unimem::intent::move)); break;
-      case pass::inout_buffer: f(unimem::inout(managed(o.a))); break;
+      case pass::inout_buffer:
+        visit_managed_memory(o.a, [&](auto& b) { f(unimem::inout(b)); });
+        break;
       case pass::out: f(unimem::out(v())); break;
       case pass::out_mapped: f(unimem::out(v(), unimem::intent::map)); break;
       case pass::in:
@@ -1451,6 +1589,9 @@ class executor {
     }
   }
   void launch(const op& o) {
+    if ((mapped(o.target) && at(o.a).pool) || (o.b >= 0 && mapped(o.source) && at(o.b).pool)) {
+      throw std::logic_error("a mapped tag for pool memory");
+    }
     const unimem::launch_config cfg = unimem::grid_for(o.len, o.block).on(stream(o.s));
     const std::size_t n = o.len;
     switch (o.k) {
@@ -1484,6 +1625,7 @@ class executor {
   bool concurrent_;
   std::vector<unimem::stream> streams_;
   std::vector<unimem::event> events_;
+  unimem::managed_pool pool_;  // after the streams, before the buffers: destroyed between them
   std::array<slot_buffers, kSlots> slots_;
   std::vector<int> scratch_;
 };
@@ -1535,6 +1677,7 @@ std::string run_sequence(const sequence& seq, int streams_override, totals& sum,
   contents_model model;
   executor ex(seq);
   ++sum.seeds;
+  sum.runtime_pool_seeds += ex.runtime_pool();
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
     const op& o = seq.ops[i];
     try {
@@ -1568,7 +1711,9 @@ std::string run_sequence(const sequence& seq, int streams_override, totals& sum,
 /// touching a buffer with work on another stream that is neither complete nor ordered before
 /// it by an event wait; a host-side operation on a buffer with work not known complete; and
 /// the shape of each operation (live slots, ranges inside their buffers, no overlap within
-/// one buffer, managed-only calls on managed buffers, memory budget).
+/// one buffer, managed-only calls on managed buffers, memory budget; pool buffers allocated
+/// and filled on one stream, set_stream only for them, and none of advice, intents, mapped
+/// tags and member calls pool_buffer has not).
 std::string ordering_violation(const sequence& seq) {
   struct buffer {
     memory mem;
@@ -1641,6 +1786,10 @@ std::string ordering_violation(const sequence& seq) {
         const bool managed_only =
             o.how == init::first_touch_location || o.how == init::first_touch_stream;
         if (managed_only && o.mem != memory::managed) return where + "first_touch not managed";
+        if (o.mem == memory::pool && o.how != init::uninitialized_fill_async) {
+          return where + "a pool buffer not filled on the stream it is allocated on";
+        }
+        if (o.mem != memory::pool && o.form != 0) return where + "a form for an allocation";
         in_slot[static_cast<std::size_t>(o.a)] = static_cast<int>(buffers.size());
         buffers.push_back({o.mem, o.n, {}});
         if (o.how == init::uninitialized_fill_async || managed_only) {
@@ -1653,6 +1802,8 @@ std::string ordering_violation(const sequence& seq) {
       case op_kind::destroy:
         if (!live(o.a)) return where + "frees an empty slot";
         if (!idle(o.a)) return where + "frees a buffer with pending work";
+        if (o.s >= 0 && buf(o.a).mem != memory::pool) return where + "set_stream not for a pool";
+        if (o.s >= 0 && !stream_ok(o.s)) return where + "bad stream";
         in_slot[static_cast<std::size_t>(o.a)] = -1;
         break;
       case op_kind::move_construct:
@@ -1687,11 +1838,18 @@ std::string ordering_violation(const sequence& seq) {
           return where + "a part passed as a whole buffer";
         }
         if (o.kind == op_kind::launch) {
+          auto managed_memory = [&](int x) {
+            return buf(x).mem == memory::managed || buf(x).mem == memory::pool;
+          };
           const bool tagged = o.target != pass::view && o.target != pass::buffer;
-          if (tagged && buf(o.a).mem != memory::managed) return where + "tags unmanaged memory";
+          if (tagged && !managed_memory(o.a)) return where + "tags unmanaged memory";
           if (two && o.source != pass::view && o.source != pass::buffer &&
-              buf(o.b).mem != memory::managed) {
+              !managed_memory(o.b)) {
             return where + "tags unmanaged memory";
+          }
+          if ((mapped(o.target) && buf(o.a).mem == memory::pool) ||
+              (two && mapped(o.source) && buf(o.b).mem == memory::pool)) {
+            return where + "a mapped tag for pool memory";
           }
           if ((o.target == pass::buffer || o.target == pass::inout_buffer) &&
               (o.a_off != 0 || o.len != buf(o.a).n)) {
@@ -1713,7 +1871,16 @@ std::string ordering_violation(const sequence& seq) {
       case op_kind::set_intent:
       case op_kind::ready_for_host:
         if (!live(o.a) || !inside(o.a, o.a_off)) return where + "bad range";
-        if (buf(o.a).mem != memory::managed) return where + "placement of unmanaged memory";
+        if (buf(o.a).mem != memory::managed && buf(o.a).mem != memory::pool) {
+          return where + "placement of unmanaged memory";
+        }
+        if (buf(o.a).mem == memory::pool) {
+          if (o.kind == op_kind::advise) return where + "advice for pool memory";
+          if (o.kind == op_kind::set_intent) return where + "an intent for pool memory";
+          if ((o.form & kWhole) && !(o.form & kOtherSpelling)) {
+            return where + "a member call pool_buffer has not";
+          }
+        }
         if ((o.form & kWhole) && (o.a_off != 0 || o.len != buf(o.a).n)) {
           return where + "a part passed as a whole buffer";
         }
@@ -1849,6 +2016,101 @@ TEST(Model, GeneratorReplaysTheSameSequenceForASeed) {
   for (std::size_t i = 0; i < passes.size(); ++i) EXPECT_GT(passes[i], 0) << "pass " << i;
 }
 
+TEST(Model, PoolBuffersTakeTheirShareAndEveryOperationAllowedForThem) {
+  // Every memory kind is allocated, pool buffers about one time in six; and what may happen to
+  // a pool buffer does: each way of filling it at allocation, set_stream before a free, moves,
+  // copies and fills from and to it, prefetch and ready_for_host in both spellings allowed,
+  // and the unmapped tags.
+  std::array<int, 4> memories{};
+  int pool_whole_fill = 0, pool_view_fill = 0, pool_set_stream = 0, pool_moves = 0,
+      pool_copies = 0, pool_fills = 0, pool_prefetches = 0, pool_ready = 0, pool_whole_placed = 0;
+  std::array<int, 10> pool_passes{};
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    std::array<memory, kSlots> in_slot{};  // the kind in each slot, followed through moves
+    for (const op& o : generate(seed, 5000).ops) {
+      const bool on_pool = o.a >= 0 && in_slot[static_cast<std::size_t>(o.a)] == memory::pool;
+      const bool from_pool = o.b >= 0 && in_slot[static_cast<std::size_t>(o.b)] == memory::pool;
+      switch (o.kind) {
+        case op_kind::allocate:
+          in_slot[static_cast<std::size_t>(o.a)] = o.mem;
+          ++memories[static_cast<std::size_t>(o.mem)];
+          if (o.mem == memory::pool) ++((o.form & kWhole) ? pool_whole_fill : pool_view_fill);
+          break;
+        case op_kind::destroy: pool_set_stream += on_pool && o.s >= 0; break;
+        case op_kind::move_construct:
+        case op_kind::move_assign:
+          pool_moves += from_pool;
+          in_slot[static_cast<std::size_t>(o.a)] = in_slot[static_cast<std::size_t>(o.b)];
+          break;
+        case op_kind::copy:
+        case op_kind::copy_async: pool_copies += on_pool || from_pool; break;
+        case op_kind::fill:
+        case op_kind::fill_async: pool_fills += on_pool; break;
+        case op_kind::prefetch:
+        case op_kind::ready_for_host:
+          if (on_pool) ++(o.kind == op_kind::prefetch ? pool_prefetches : pool_ready);
+          pool_whole_placed += on_pool && (o.form & kWhole) != 0;
+          break;
+        case op_kind::launch:
+          if (on_pool) ++pool_passes[static_cast<std::size_t>(o.target)];
+          if (o.k == kernel::combine && from_pool) {
+            ++pool_passes[static_cast<std::size_t>(o.source)];
+          }
+          break;
+        default: break;
+      }
+    }
+  }
+  const int allocations = std::accumulate(memories.begin(), memories.end(), 0);
+  for (std::size_t i = 0; i < memories.size(); ++i) {
+    EXPECT_GT(memories[i], 0) << name(static_cast<memory>(i));
+  }
+  EXPECT_GT(memories[static_cast<std::size_t>(memory::pool)] * 100, allocations * 12)
+      << "pool buffers: " << memories[static_cast<std::size_t>(memory::pool)] << " of "
+      << allocations << " allocations";
+  EXPECT_LT(memories[static_cast<std::size_t>(memory::pool)] * 100, allocations * 23)
+      << "pool buffers: " << memories[static_cast<std::size_t>(memory::pool)] << " of "
+      << allocations << " allocations";
+  for (int count : {pool_whole_fill, pool_view_fill, pool_set_stream, pool_moves, pool_copies,
+                    pool_fills, pool_prefetches, pool_ready, pool_whole_placed}) {
+    EXPECT_GT(count, 0) << pool_whole_fill << " " << pool_view_fill << " " << pool_set_stream
+                        << " " << pool_moves << " " << pool_copies << " " << pool_fills << " "
+                        << pool_prefetches << " " << pool_ready << " " << pool_whole_placed;
+  }
+  for (pass p : {pass::view, pass::buffer, pass::inout, pass::inout_moved, pass::inout_buffer,
+                 pass::out, pass::in}) {
+    EXPECT_GT(pool_passes[static_cast<std::size_t>(p)], 0) << name(p) << " of a pool buffer";
+  }
+  for (pass p : {pass::inout_mapped, pass::out_mapped, pass::in_mapped}) {
+    EXPECT_EQ(pool_passes[static_cast<std::size_t>(p)], 0) << name(p) << " of a pool buffer";
+  }
+  // How a report shows them.
+  sequence seq;
+  seq.seed = 8;
+  seq.streams = 2;
+  seq.requested = 3;
+  op destroy = on_stream(make_op(op_kind::destroy, 3), 0);
+  seq.ops = {on_stream(make_allocation(3, memory::pool, 10, init::uninitialized_fill_async, 5), 1),
+             on_stream(make_op(op_kind::stream_sync), 1), make_op(op_kind::check, 3), destroy};
+  seq.tail = seq.ops.size();
+  EXPECT_EQ(ordering_violation(seq), "");
+  EXPECT_EQ(describe(seq.ops[0], 0),
+            "#0 allocate B3: pool_buffer of 10 ints, allocated on s1, uninitialized, then "
+            "fill_async s1 5 (view)");
+  EXPECT_EQ(describe(destroy, 3), "#3 destroy B3 (set_stream s0 first)");
+  const std::vector<int> expected(10, 5);
+  std::vector<int> actual = expected;
+  actual[7] = 4;
+  const std::string report = compare_with_model(seq, 2, expected, actual.data(), 10, 0);
+  EXPECT_NE(report.find("buffer B3: pool_buffer of 10 ints; 1 element differs; the first: "
+                        "element 7, expected 5, actual 4\n"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("replay: UNIMEM_MODEL_SEED=8 UNIMEM_MODEL_OPS=2 unimem_tests"),
+            std::string::npos)
+      << report;
+}
+
 TEST(Model, TheCheckerReportsSeedElementAndReplay) {
   sequence seq;
   seq.seed = 4242;
@@ -1950,6 +2212,12 @@ TEST(Model, GeneratedSequencesObeyTheOrderingRules) {
   for (int streams = 2; streams <= kMaxStreams; ++streams) {
     EXPECT_EQ(ordering_violation(generate(5, 5000, streams)), "") << streams << " streams";
   }
+  // The sequences ModelGpu runs with the same environment (UNIMEM_MODEL_SEEDS, ...).
+  const settings cfg = settings_from_environment();
+  for (std::uint64_t i = 0; i < cfg.seeds; ++i) {
+    const std::uint64_t seed = cfg.first_seed + i;
+    EXPECT_EQ(ordering_violation(generate(seed, cfg.ops, cfg.streams)), "") << "seed " << seed;
+  }
 
   // The independent checker can fail: work on a second stream without an event wait, and a
   // host-side check of a buffer with pending work; with the wait or the synchronisation in
@@ -1977,6 +2245,80 @@ TEST(Model, GeneratedSequencesObeyTheOrderingRules) {
       << ordering_violation(early);
   early.ops.insert(early.ops.end() - 1, on_stream(make_op(op_kind::stream_sync), 0));
   EXPECT_EQ(ordering_violation(early), "");
+
+  // A pool buffer: allocated and filled on s0, so work on s1 must wait for s0 and the host
+  // must too; it takes no advice, intents, mapped tags, other inits or member calls.
+  sequence pool;
+  pool.seed = 1;
+  pool.streams = 2;
+  pool.ops = {on_stream(make_allocation(0, memory::pool, 64, init::uninitialized_fill_async, 3),
+                        0)};
+  sequence pool_race = pool;
+  pool_race.ops.push_back(update);
+  EXPECT_NE(ordering_violation(pool_race).find("touches B0, which has unsynchronised work on s0"),
+            std::string::npos)
+      << ordering_violation(pool_race);
+  sequence pool_early = pool;
+  pool_early.ops.push_back(make_op(op_kind::check, 0));
+  EXPECT_NE(ordering_violation(pool_early).find("checks a buffer with pending work"),
+            std::string::npos)
+      << ordering_violation(pool_early);
+  pool.ops.push_back(on_stream(make_op(op_kind::stream_sync), 0));
+  pool.ops.push_back(make_op(op_kind::check, 0));
+  EXPECT_EQ(ordering_violation(pool), "");
+  op tagged = on_stream(make_op(op_kind::launch, 0, 0, 64), 1);
+  tagged.block = 32;
+  for (pass p : {pass::inout, pass::inout_moved, pass::inout_buffer}) {
+    sequence fine = pool;
+    tagged.target = p;
+    fine.ops.push_back(tagged);
+    EXPECT_EQ(ordering_violation(fine), "") << name(p);
+  }
+  op whole_prefetch = on_stream(make_op(op_kind::prefetch, 0, 0, 64), 1);
+  whole_prefetch.form = kWhole | kOtherSpelling;
+  op whole_ready = make_op(op_kind::ready_for_host, 0, 0, 64);
+  whole_ready.form = kWhole | kOtherSpelling;
+  op set_stream = on_stream(make_op(op_kind::destroy, 0), 1);
+  for (const op& allowed : {whole_prefetch, whole_ready, set_stream}) {
+    sequence fine = pool;
+    fine.ops.push_back(allowed);
+    EXPECT_EQ(ordering_violation(fine), "") << describe(allowed, fine.ops.size() - 1);
+  }
+  std::vector<std::pair<op, const char*>> forbidden;
+  forbidden.emplace_back(make_op(op_kind::advise, 0, 0, 64), "advice for pool memory");
+  forbidden.emplace_back(make_op(op_kind::set_intent, 0, 0, 64), "an intent for pool memory");
+  for (pass p : {pass::inout_mapped, pass::out_mapped}) {
+    tagged.target = p;
+    forbidden.emplace_back(tagged, "a mapped tag for pool memory");
+  }
+  op mapped_source = on_stream(make_op(op_kind::launch, 1, 0, 64), 1);
+  mapped_source.k = kernel::combine;
+  mapped_source.b = 0;
+  mapped_source.source = pass::in_mapped;
+  mapped_source.block = 32;
+  forbidden.emplace_back(mapped_source, "a mapped tag for pool memory");
+  whole_prefetch.form = kWhole;
+  forbidden.emplace_back(whole_prefetch, "a member call pool_buffer has not");
+  whole_ready.form = kWhole;
+  forbidden.emplace_back(whole_ready, "a member call pool_buffer has not");
+  for (init how : {init::zeros, init::value, init::uninitialized_fill, init::iota,
+                   init::first_touch_location, init::first_touch_stream}) {
+    const bool managed_only = how == init::first_touch_location || how == init::first_touch_stream;
+    forbidden.emplace_back(on_stream(make_allocation(2, memory::pool, 8, how), 0),
+                           managed_only ? "first_touch not managed"
+                                        : "a pool buffer not filled on the stream");
+  }
+  op not_a_pool = on_stream(make_op(op_kind::destroy, 1), 0);
+  forbidden.emplace_back(not_a_pool, "set_stream not for a pool");
+  for (const auto& f : forbidden) {
+    sequence bad = pool;
+    bad.ops.push_back(make_allocation(1, memory::managed, 64, init::zeros));
+    bad.ops.push_back(f.first);
+    const std::string error = ordering_violation(bad);
+    EXPECT_NE(error.find(f.second), std::string::npos)
+        << describe(f.first, bad.ops.size() - 1) << ": \"" << error << "\", not \"" << f.second
+        << "\"";
+  }
 }
 
 // ---- the GPU test ----
@@ -1995,14 +2337,17 @@ TEST(ModelGpu, RandomSequencesMatchAHostModel) {
   std::printf(
       "model: %llu operations over %llu seeds (first seed %llu), %llu checks, %llu elements "
       "compared, %llu kernel launches, %llu copies (%llu synchronous), %llu fills, %llu "
-      "allocations, %llu frees, %llu moves, %llu placement calls, %llu event waits, %llu "
-      "synchronisations\n",
+      "allocations (%llu pool buffers; %llu seeds on the runtime's pool), %llu frees, %llu "
+      "moves, %llu placement calls, %llu event waits, %llu synchronisations\n",
       static_cast<unsigned long long>(sum.ops), static_cast<unsigned long long>(sum.seeds),
       static_cast<unsigned long long>(cfg.first_seed), static_cast<unsigned long long>(sum.checks),
       static_cast<unsigned long long>(sum.elements), static_cast<unsigned long long>(sum.launches),
       static_cast<unsigned long long>(sum.copies + sum.async_copies),
       static_cast<unsigned long long>(sum.copies), static_cast<unsigned long long>(sum.fills),
-      static_cast<unsigned long long>(sum.allocations), static_cast<unsigned long long>(sum.frees),
+      static_cast<unsigned long long>(sum.allocations),
+      static_cast<unsigned long long>(sum.pool_allocations),
+      static_cast<unsigned long long>(sum.runtime_pool_seeds),
+      static_cast<unsigned long long>(sum.frees),
       static_cast<unsigned long long>(sum.moves), static_cast<unsigned long long>(sum.placement),
       static_cast<unsigned long long>(sum.waits),
       static_cast<unsigned long long>(sum.synchronisations));

@@ -10,6 +10,8 @@ namespace unimem_bench {
 namespace {
 
 std::vector<row> g_rows;
+int g_noted_missed = 0;
+std::string g_noted_where;
 
 }  // namespace
 
@@ -30,6 +32,17 @@ void add_row(const std::string& section, const std::string& strategy, const std:
 }
 
 const std::vector<row>& rows() { return g_rows; }
+
+void note_missed_targets(const std::string& section, int n) {
+  if (n <= 0) return;
+  g_noted_missed += n;
+  g_noted_where += (g_noted_where.empty() ? "" : ", ") + section + ": " + std::to_string(n);
+}
+
+int noted_missed_targets(std::string* where) {
+  if (where != nullptr) *where = g_noted_where;
+  return g_noted_missed;
+}
 
 const row* find_row(const std::string& section, const std::string& strategy,
                     const std::string& impl, const std::string& metric) {

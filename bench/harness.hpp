@@ -79,6 +79,12 @@ void add_row(const std::string& section, const std::string& strategy, const std:
 /// @brief The rows added so far, in the order they were added.
 const std::vector<row>& rows();
 
+/// @brief Counts targets a section judged itself (printing its own ratios) and missed, so that
+/// the final line of the report counts them too.
+void note_missed_targets(const std::string& section, int n);
+/// @brief The targets noted missed so far, and the sections that missed them ("pool: 1").
+int noted_missed_targets(std::string* where);
+
 /// @brief The row with these names, or nullptr when that scenario did not run.
 const row* find_row(const std::string& section, const std::string& strategy,
                     const std::string& impl, const std::string& metric);

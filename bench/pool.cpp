@@ -279,6 +279,7 @@ void pool_bench(const options& o) {
     std::printf("  caching/unimem: peak in use %zu bytes, held %zu bytes\n", cs.peak_bytes_in_use,
                 cs.bytes_held);
   }
+  note_missed_targets("pool", missed);
   std::printf("  %s\n", missed == 0 ? "pool: all targets met"
                                     : ("pool: " + std::to_string(missed) + " target(s) missed").c_str());
 #if defined(POOL_BENCH_RUNTIME_POOL)

@@ -305,7 +305,13 @@ void report(const options& o) {
     std::fclose(csv);
     std::printf("\nCSV written to %s\n", o.csv.c_str());
   }
-  std::printf("\n%s\n", missed == 0 ? "all targets met" : (std::to_string(missed) + " target(s) missed").c_str());
+  // Sections that print and judge their own ratios (pool) count here too.
+  std::string where;
+  const int noted = noted_missed_targets(&where);
+  missed += noted;
+  std::printf("\n%s%s\n",
+              missed == 0 ? "all targets met" : (std::to_string(missed) + " target(s) missed").c_str(),
+              noted > 0 ? (" (" + where + ")").c_str() : "");
 }
 
 }  // namespace unimem_bench

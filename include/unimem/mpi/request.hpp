@@ -146,7 +146,7 @@ class request {
 
   template <class T>
   friend request isend_impl(const detail::span<const T>&, int, int, MPI_Comm, stream_ref,
-                            call_site);
+                            call_site, bool);
   template <class T>
   friend request irecv_impl(const detail::span<T>&, int, int, MPI_Comm, stream_ref, call_site);
 

@@ -86,6 +86,14 @@ auto span_of(R& r) {
   }
 }
 
+/// span_of(r) with const elements: what a send reads.
+template <class R>
+auto const_span_of(R& r) {
+  const auto sp = span_of(r);
+  using T = std::remove_pointer_t<decltype(sp.data)>;
+  return span<const T>{sp.data, sp.size, sp.kind};
+}
+
 inline int as_int(std::size_t n) noexcept { return static_cast<int>(n); }
 
 /// Whether a range passed as R&& stays alive after the call: a named object, or a temporary
@@ -102,18 +110,18 @@ inline bool managed_on_host(const void* p, std::size_t bytes, call_site where) {
     return true;  // AMD without XNACK: managed memory is host memory the GPU maps
   }
   namespace be = ::unimem::detail::backend;
-  // Mapped (preferred location host: an intent map) or last prefetched to the host.
-  for (const be::range_attribute a :
-       {be::range_attribute::preferred_location, be::range_attribute::last_prefetch_location}) {
-    int id = be::no_location_id;
-    const auto q = be::range_attribute_ints(&id, 1, a, p, bytes);
-    if (q.code != be::success) {
-      be::forget_if_last(q.code);
-      return false;
-    }
-    if (id == be::host_location_id) return true;
+  // Mapped (preferred location host: an intent map) or last prefetched to the host; both read
+  // in one runtime call (each query is about 0.2 us, paid per message).
+  int preferred = be::no_location_id, prefetched = be::no_location_id;
+  const auto q = be::range_attribute_int_pair(&preferred, be::range_attribute::preferred_location,
+                                              &prefetched,
+                                              be::range_attribute::last_prefetch_location, p,
+                                              bytes);
+  if (q.code != be::success) {
+    be::forget_if_last(q.code);
+    return false;
   }
-  return false;
+  return preferred == be::host_location_id || prefetched == be::host_location_id;
 }
 
 template <class T>

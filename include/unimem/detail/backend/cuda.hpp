@@ -278,22 +278,33 @@ inline result advise(const void* p, std::size_t bytes, mem_advice a, native_loca
 #endif
 }
 
+/// The runtime's name of a range attribute.
+inline cudaMemRangeAttribute native_range_attribute(range_attribute a) noexcept {
+  switch (a) {
+    case range_attribute::read_mostly: return cudaMemRangeAttributeReadMostly;
+    case range_attribute::preferred_location: return cudaMemRangeAttributePreferredLocation;
+    case range_attribute::accessed_by: return cudaMemRangeAttributeAccessedBy;
+    case range_attribute::last_prefetch_location: return cudaMemRangeAttributeLastPrefetchLocation;
+  }
+  return cudaMemRangeAttributeReadMostly;
+}
+
 /// Reads an int attribute (an array of `count` ints for accessed_by) of [p, p + bytes).
 inline result range_attribute_ints(int* out, std::size_t count, range_attribute a, const void* p,
                                    std::size_t bytes) noexcept {
-  cudaMemRangeAttribute native = cudaMemRangeAttributeReadMostly;
-  switch (a) {
-    case range_attribute::read_mostly: native = cudaMemRangeAttributeReadMostly; break;
-    case range_attribute::preferred_location:
-      native = cudaMemRangeAttributePreferredLocation;
-      break;
-    case range_attribute::accessed_by: native = cudaMemRangeAttributeAccessedBy; break;
-    case range_attribute::last_prefetch_location:
-      native = cudaMemRangeAttributeLastPrefetchLocation;
-      break;
-  }
   return UNIMEM_DETAIL_NATIVE(
-      cudaMemRangeGetAttribute(out, count * sizeof(int), native, p, bytes));
+      cudaMemRangeGetAttribute(out, count * sizeof(int), native_range_attribute(a), p, bytes));
+}
+
+/// Reads two int attributes of [p, p + bytes) in one runtime call (a query costs about 0.2 us,
+/// which unimem::mpi pays per managed message).
+inline result range_attribute_int_pair(int* a_out, range_attribute a, int* b_out,
+                                       range_attribute b, const void* p,
+                                       std::size_t bytes) noexcept {
+  void* data[2] = {a_out, b_out};
+  std::size_t sizes[2] = {sizeof(int), sizeof(int)};
+  cudaMemRangeAttribute natives[2] = {native_range_attribute(a), native_range_attribute(b)};
+  return UNIMEM_DETAIL_NATIVE(cudaMemRangeGetAttributes(data, sizes, natives, 2, p, bytes));
 }
 
 /// Attaches a managed allocation to a stream: bytes is 0 or the whole allocation (the runtime

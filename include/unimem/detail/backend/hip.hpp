@@ -369,20 +369,33 @@ inline result advise(const void* p, std::size_t bytes, mem_advice a, native_loca
   return r;
 }
 
+/// The runtime's name of a range attribute.
+inline hipMemRangeAttribute native_range_attribute(range_attribute a) noexcept {
+  switch (a) {
+    case range_attribute::read_mostly: return hipMemRangeAttributeReadMostly;
+    case range_attribute::preferred_location: return hipMemRangeAttributePreferredLocation;
+    case range_attribute::accessed_by: return hipMemRangeAttributeAccessedBy;
+    case range_attribute::last_prefetch_location: return hipMemRangeAttributeLastPrefetchLocation;
+  }
+  return hipMemRangeAttributeReadMostly;
+}
+
 /// Reads an int attribute (an array of `count` ints for accessed_by) of [p, p + bytes).
 inline result range_attribute_ints(int* out, std::size_t count, range_attribute a, const void* p,
                                    std::size_t bytes) noexcept {
-  hipMemRangeAttribute native = hipMemRangeAttributeReadMostly;
-  switch (a) {
-    case range_attribute::read_mostly: native = hipMemRangeAttributeReadMostly; break;
-    case range_attribute::preferred_location: native = hipMemRangeAttributePreferredLocation; break;
-    case range_attribute::accessed_by: native = hipMemRangeAttributeAccessedBy; break;
-    case range_attribute::last_prefetch_location:
-      native = hipMemRangeAttributeLastPrefetchLocation;
-      break;
-  }
   return UNIMEM_DETAIL_NATIVE(
-      hipMemRangeGetAttribute(out, count * sizeof(int), native, p, bytes));
+      hipMemRangeGetAttribute(out, count * sizeof(int), native_range_attribute(a), p, bytes));
+}
+
+/// Reads two int attributes of [p, p + bytes) in one runtime call (a query costs about 0.2 us,
+/// which unimem::mpi pays per managed message).
+inline result range_attribute_int_pair(int* a_out, range_attribute a, int* b_out,
+                                       range_attribute b, const void* p,
+                                       std::size_t bytes) noexcept {
+  void* data[2] = {a_out, b_out};
+  std::size_t sizes[2] = {sizeof(int), sizeof(int)};
+  hipMemRangeAttribute natives[2] = {native_range_attribute(a), native_range_attribute(b)};
+  return UNIMEM_DETAIL_NATIVE(hipMemRangeGetAttributes(data, sizes, natives, 2, p, bytes));
 }
 
 /// Attaches a whole managed allocation to a stream (a no-op in HIP on AMD).

@@ -10,10 +10,14 @@
 //              kernel updates the two boundary rows from the ghost rows, then each rank sends
 //              its two boundary rows and receives its two ghost rows. unimem: views of a
 //              managed_buffer (prefetched to the GPU) or of a device_buffer grid, exchanged with
-//              unimem::mpi::sendrecv on the kernel's stream. raw: a cudaMalloc/hipMalloc grid,
-//              pinned staging rows allocated once, D2H copies, stream synchronize,
-//              MPI_Sendrecv, H2D copies, stream synchronize; and the same by hand over a
-//              managed grid prefetched to the GPU. Target: unimem <= 1.05 x raw.
+//              unimem::mpi::sendrecv on the kernel's stream, or with irecv x2, isend x2 and
+//              wait_all. raw: a cudaMalloc/hipMalloc grid, pinned staging rows allocated once,
+//              D2H copies, stream synchronize, MPI_Sendrecv, H2D copies, stream synchronize;
+//              the same by hand over a managed grid prefetched to the GPU; and both written
+//              one message at a time, a wait after each copy, as two sendrecv calls do.
+//              Targets: each unimem form <= 1.05 x the raw code that waits as often, and the
+//              managed grid <= 1.05 x raw over a device grid. Two ranks on one GPU measure
+//              what they should only under MPS (the first lines say whether it is on).
 //   bandwidth  ping-pong 4 KiB .. --max-mib (powers of 4), GB/s = 2 x size / round trip, for
 //              managed (prefetched to the GPU), device and pinned buffers through unimem::mpi,
 //              and raw MPI on pinned memory and hand-staged device memory.
@@ -41,8 +45,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
+#include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -456,25 +463,28 @@ void halo(const options& o, int device_id) {
   auto raw_iteration = [&] { raw_grid_iteration(rg); };
   auto raw_managed_iteration = [&] { raw_grid_iteration(rmg); };
   // By hand as two sendrecv calls do it: each row out, wait, exchange, in, wait (4 waits).
-  auto raw_managed_per_message = [&] {
-    halo_edges<<<blocks, 256, 0, rs>>>(rmg, C, R);
+  auto raw_per_message = [&](double* g) {
+    halo_edges<<<blocks, 256, 0, rs>>>(g, C, R);
     const std::size_t out_row[2] = {C, R * C}, in_row[2] = {(R + 1) * C, 0};
     for (int k = 0; k < 2; ++k) {
-      RAW_CHECK(RAW(MemcpyAsync)(send_top, rmg + out_row[k], row_bytes, RAW(MemcpyDefault), rs));
+      RAW_CHECK(RAW(MemcpyAsync)(send_top, g + out_row[k], row_bytes, RAW(MemcpyDefault), rs));
       RAW_CHECK(RAW(StreamSynchronize)(rs));
       BENCH_MPI(MPI_Sendrecv(send_top, count, MPI_DOUBLE, peer, k, recv_top, count, MPI_DOUBLE,
                              peer, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-      RAW_CHECK(RAW(MemcpyAsync)(rmg + in_row[k], recv_top, row_bytes, RAW(MemcpyDefault), rs));
+      RAW_CHECK(RAW(MemcpyAsync)(g + in_row[k], recv_top, row_bytes, RAW(MemcpyDefault), rs));
       RAW_CHECK(RAW(StreamSynchronize)(rs));
     }
   };
+  auto raw_managed_per_message = [&] { raw_per_message(rmg); };
+  auto raw_device_per_message = [&] { raw_per_message(rg); };
   auto raw_sync = [&] {
     RAW_CHECK(RAW(GetLastError)());  // a launch the runtime refused
     RAW_CHECK(RAW(StreamSynchronize)(rs));
   };
 
   // One timed block: warm-up, both ranks at a barrier, the iterations, the stream drained.
-  long long done[7] = {0, 0, 0, 0, 0, 0, 0};
+  constexpr int variants = 8;
+  long long done[variants] = {};
   auto block = [&](auto& iterate, auto& sync, long long& n) {
     for (int i = 0; i < warm; ++i) iterate();
     sync();
@@ -486,7 +496,7 @@ void halo(const options& o, int device_id) {
     n += o.iterations;
     return t * 1e6 / o.iterations;
   };
-  std::vector<double> us[7];
+  std::vector<double> us[variants];
   for (int rep = 0; rep < o.reps; ++rep) {  // interleaved, so that drift hits all alike
     us[0].push_back(block(managed_iteration, unimem_sync, done[0]));
     us[1].push_back(block(device_iteration, unimem_sync, done[1]));
@@ -495,25 +505,27 @@ void halo(const options& o, int device_id) {
     us[4].push_back(block(managed_nb_iteration, unimem_sync, done[4]));
     us[5].push_back(block(device_nb_iteration, unimem_sync, done[5]));
     us[6].push_back(block(raw_managed_per_message, raw_sync, done[6]));
+    us[7].push_back(block(raw_device_per_message, raw_sync, done[7]));
   }
 
   // The data: every grid's halo rows against the model after its iterations.
   std::vector<double> host(total);
   s.synchronize();
   std::copy(mg.begin(), mg.end(), host.begin());
-  std::size_t wrong[7];
+  std::size_t wrong[variants];
   wrong[0] = halo_wrong(host, R, C, done[0] + done[4]);  // both unimem managed variants
   wrong[4] = 0;
   unimem::copy(host, dg);
   wrong[1] = halo_wrong(host, R, C, done[1] + done[5]);  // both unimem device variants
   wrong[5] = 0;
   RAW_CHECK(RAW(Memcpy)(host.data(), rg, total * sizeof(double), RAW_D2H));
-  wrong[2] = halo_wrong(host, R, C, done[2]);
+  wrong[2] = halo_wrong(host, R, C, done[2] + done[7]);  // both raw device variants
+  wrong[7] = 0;
   std::copy(rmg, rmg + total, host.begin());
   wrong[3] = halo_wrong(host, R, C, done[3] + done[6]);  // both raw managed variants
   wrong[6] = 0;
-  unsigned long long all_wrong[7];
-  for (int k = 0; k < 7; ++k) all_wrong[k] = sum_over_ranks(wrong[k]);
+  unsigned long long all_wrong[variants];
+  for (int k = 0; k < variants; ++k) all_wrong[k] = sum_over_ranks(wrong[k]);
 
   raw_free_host(send_top);
   raw_free_host(send_bottom);
@@ -523,19 +535,21 @@ void halo(const options& o, int device_id) {
   raw_free_device(rmg);
   RAW_CHECK(RAW(StreamDestroy)(rs));
 
-  const char* names[7] = {"unimem-managed", "unimem-device", "raw-device-staged",
-                          "raw-managed-staged", "unimem-managed-nonblocking",
-                          "unimem-device-nonblocking", "raw-managed-per-message"};
-  const char* what[7] = {"unimem, managed_buffer grid (on the GPU), sendrecv",
-                         "unimem, device_buffer grid, sendrecv",
-                         "raw, device grid + pinned staging",
-                         "raw, managed grid (on the GPU) + pinned staging",
-                         "unimem, managed_buffer grid, irecv x2 + isend x2 + wait_all",
-                         "unimem, device_buffer grid, irecv x2 + isend x2 + wait_all",
-                         "raw, managed grid, a wait after each copy (as 2 sendrecv)"};
-  stats st[7];
+  const char* names[variants] = {"unimem-managed", "unimem-device", "raw-device-staged",
+                                 "raw-managed-staged", "unimem-managed-nonblocking",
+                                 "unimem-device-nonblocking", "raw-managed-per-message",
+                                 "raw-device-per-message"};
+  const char* what[variants] = {"unimem, managed_buffer grid (on the GPU), sendrecv",
+                                "unimem, device_buffer grid, sendrecv",
+                                "raw, device grid + pinned staging",
+                                "raw, managed grid (on the GPU) + pinned staging",
+                                "unimem, managed_buffer grid, irecv x2 + isend x2 + wait_all",
+                                "unimem, device_buffer grid, irecv x2 + isend x2 + wait_all",
+                                "raw, managed grid, a wait after each copy (as 2 sendrecv)",
+                                "raw, device grid, a wait after each copy (as 2 sendrecv)"};
+  stats st[variants];
   if (g_rank == 0) std::printf("  %-58s %10s %10s %10s\n", "per iteration", "median", "min", "max");
-  for (int k = 0; k < 7; ++k) {
+  for (int k = 0; k < variants; ++k) {
     st[k] = summarize(us[k]);
     record("halo", names[k], row_bytes, st[k].median, "us");
     if (g_rank == 0) {
@@ -543,7 +557,7 @@ void halo(const options& o, int device_id) {
                   st[k].max, all_wrong[k] != 0 ? "  WRONG DATA" : "");
     }
   }
-  for (int k = 0; k < 7; ++k) {
+  for (int k = 0; k < variants; ++k) {
     if (all_wrong[k] != 0) {
       if (g_rank == 0) {
         std::fprintf(stderr, "unimem-mpi-bench: WRONG RESULT: halo %s: %llu elements differ from "
@@ -552,20 +566,32 @@ void halo(const options& o, int device_id) {
       throw wrong_result("wrong halo data");
     }
   }
-  const double rm = st[0].median / st[2].median, rd = st[1].median / st[2].median;
-  const double rmm = st[0].median / st[3].median, raw_mm = st[3].median / st[2].median;
-  record("halo", "ratio unimem-managed/raw", row_bytes, rm, "ratio");
-  record("halo", "ratio unimem-device/raw", row_bytes, rd, "ratio");
-  record("halo", "ratio unimem-managed/raw-managed", row_bytes, rmm, "ratio");
+  // Each unimem form against the raw code that waits as often: irecv/isend/wait_all and the
+  // raw staging wait twice an iteration (the copies out, the copies in), two sendrecv calls
+  // and the raw code written one message at a time wait 4 times. How much a wait costs is
+  // the setting's: little under MPS or with one GPU per rank, 100-300 us when two processes'
+  // contexts time-share one GPU and the wait covers a kernel or a copy of managed memory.
+  const double nb_mm = st[4].median / st[3].median, sr_mm = st[0].median / st[6].median;
+  const double nb_dd = st[5].median / st[2].median, sr_dd = st[1].median / st[7].median;
+  const double nb_md = st[4].median / st[2].median, raw_mm = st[3].median / st[2].median;
+  record("halo", "ratio unimem-managed-nonblocking/raw-managed", row_bytes, nb_mm, "ratio");
+  record("halo", "ratio unimem-managed/raw-managed-per-message", row_bytes, sr_mm, "ratio");
+  record("halo", "ratio unimem-device-nonblocking/raw", row_bytes, nb_dd, "ratio");
+  record("halo", "ratio unimem-device/raw-device-per-message", row_bytes, sr_dd, "ratio");
+  record("halo", "ratio unimem-managed-nonblocking/raw", row_bytes, nb_md, "ratio");
+  record("halo", "ratio unimem-managed/raw-managed", row_bytes, st[0].median / st[3].median,
+         "ratio");
   record("halo", "ratio raw-managed/raw", row_bytes, raw_mm, "ratio");
-  print_ratio("halo: unimem managed_buffer / raw (device grid)", rm, 1.05);
-  print_ratio("halo: unimem device_buffer / raw (device grid)", rd, 1.05);
-  print_ratio("halo: unimem managed_buffer / raw managed grid", rmm, 1.05);
+  print_ratio("halo: managed, unimem irecv/isend/wait_all / raw (2 waits each)", nb_mm, 1.05);
+  print_ratio("halo: managed, unimem sendrecv / raw per message (4 waits each)", sr_mm, 1.05);
+  print_ratio("halo: device, unimem irecv/isend/wait_all / raw (2 waits each)", nb_dd, 1.05);
+  print_ratio("halo: device, unimem sendrecv / raw per message (4 waits each)", sr_dd, 1.05);
+  print_ratio("halo: unimem managed grid (irecv/isend) / raw device grid", nb_md, 1.05);
+  print_ratio("halo: unimem managed, sendrecv / raw managed (4 waits against 2)",
+              st[0].median / st[3].median, 0);
+  print_ratio("halo: unimem device, sendrecv / raw device (4 waits against 2)",
+              st[1].median / st[2].median, 0);
   print_ratio("halo: raw managed grid / raw device grid", raw_mm, 0);
-  print_ratio("halo: unimem managed, non-blocking / raw managed grid",
-              st[4].median / st[3].median, 0);
-  print_ratio("halo: unimem device, non-blocking / raw (device grid)",
-              st[5].median / st[2].median, 0);
 }
 
 // ---------------------------------------------------------------------------------- bandwidth
@@ -618,72 +644,56 @@ class checker {
   unsigned long long* bad_ = nullptr;
 };
 
-/// One column of the table: GB/s at every size (the median of the repetitions).
-/// `data` is the column's buffer (any memory a kernel reaches), send(n) and recv(n) move its
-/// first n doubles to and from the other rank, before_block() runs before each timed block.
-template <class Send, class Recv, class Before>
-std::vector<double> bandwidth_column(const options& o, const char* name, double* data,
-                                     checker& check, Send&& send, Recv&& recv,
-                                     Before&& before_block) {
-  const std::vector<std::size_t> sizes = ping_pong_sizes(o);
-  std::vector<double> gbps;
-  int index = 0;
-  for (const std::size_t bytes : sizes) {
-    const std::size_t n = bytes / sizeof(double);
-    ++index;
-    if (g_rank == 0) {
-      std::fprintf(stderr, "\r[bandwidth] %-18s %-8s", name, size_text(bytes).c_str());
-      std::fflush(stderr);
-    }
-    // The data, each way (and the first warm-up): rank 0 sends a pattern, rank 1 checks it and
-    // answers with another one, which rank 0 checks.
-    const double there = 1e9 * index, back = there + 5e8;
-    unsigned long long wrong = 0;
-    before_block();
-    if (g_rank == 0) {
-      check.fill(data, n, there);
-      send(n);
-      recv(n);
-      wrong = check.wrong(data, n, back);
-    } else {
-      check.fill(data, n, -1.0);
-      recv(n);
-      wrong = check.wrong(data, n, there);
-      check.fill(data, n, back);
-      send(n);
-    }
-    const unsigned long long all = sum_over_ranks(wrong);
-    if (all != 0) {
-      if (g_rank == 0) {
-        std::fprintf(stderr, "\nunimem-mpi-bench: WRONG RESULT: bandwidth %s %s: %llu elements "
-                     "differ\n", name, size_text(bytes).c_str(), all);
-      }
-      throw wrong_result("wrong ping-pong data");
-    }
-    // Rank 0 sends and receives back; rank 1 receives and sends back.
-    auto round_trips = [&](int rounds) {
-      for (int r = 0; r < rounds; ++r) {
-        if (g_rank == 0) {
-          send(n);
-          recv(n);
-        } else {
-          recv(n);
-          send(n);
-        }
-      }
-    };
-    const int rounds = rounds_for(bytes);
-    round_trips(std::max(2, rounds / 10));
-    std::vector<double> v;
-    for (int rep = 0; rep < o.reps; ++rep) {
-      before_block();
-      const double t = timed([&] { round_trips(rounds); });
-      v.push_back(2.0 * static_cast<double>(bytes) * rounds / t / 1e9);
-    }
-    gbps.push_back(summarize(v).median);
-    record("bandwidth", name, bytes, gbps.back(), "GB/s");
+/// One column of the table: a buffer (any memory a kernel reaches) and how one rank moves its
+/// first n doubles to and from the other rank; before() runs before each timed block.
+struct bandwidth_column {
+  const char* name;
+  double* data;
+  std::function<void(std::size_t)> send, recv;
+  std::function<void()> before;
+};
+
+/// Checks one column at one size (`index` makes the patterns differ between sizes): rank 0
+/// sends a pattern, rank 1 checks it and answers with another one, which rank 0 checks. This
+/// is also the column's first warm-up round trip at that size.
+void check_column(const bandwidth_column& c, std::size_t bytes, int index, checker& check) {
+  const std::size_t n = bytes / sizeof(double);
+  const double there = 1e9 * index, back = there + 5e8;
+  unsigned long long wrong = 0;
+  c.before();
+  if (g_rank == 0) {
+    check.fill(c.data, n, there);
+    c.send(n);
+    c.recv(n);
+    wrong = check.wrong(c.data, n, back);
+  } else {
+    check.fill(c.data, n, -1.0);
+    c.recv(n);
+    wrong = check.wrong(c.data, n, there);
+    check.fill(c.data, n, back);
+    c.send(n);
   }
-  return gbps;
+  const unsigned long long all = sum_over_ranks(wrong);
+  if (all != 0) {
+    if (g_rank == 0) {
+      std::fprintf(stderr, "\nunimem-mpi-bench: WRONG RESULT: bandwidth %s %s: %llu elements "
+                   "differ\n", c.name, size_text(bytes).c_str(), all);
+    }
+    throw wrong_result("wrong ping-pong data");
+  }
+}
+
+/// Rank 0 sends and receives back; rank 1 receives and sends back; `rounds` times.
+void round_trips(const bandwidth_column& c, std::size_t n, int rounds) {
+  for (int r = 0; r < rounds; ++r) {
+    if (g_rank == 0) {
+      c.send(n);
+      c.recv(n);
+    } else {
+      c.recv(n);
+      c.send(n);
+    }
+  }
 }
 
 void bandwidth(const options& o, int device_id) {
@@ -693,119 +703,127 @@ void bandwidth(const options& o, int device_id) {
   const int max_rounds = rounds_for(sizes.front());
   if (g_rank == 0) {
     std::printf("\n== bandwidth: ping-pong rank 0 <-> rank 1, GB/s = 2 x size / round trip, "
-                "%d to %d round trips per block, median of %d\n",
+                "%d to %d round trips per block, median of %d; the six columns interleaved in "
+                "an order shuffled every repetition\n",
                 rounds_for(sizes.back()), max_rounds, o.reps);
   }
   checker check;
   unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   auto nothing = [] {};
-  std::vector<std::vector<double>> cols;  // GB/s by size, one column after the other
-  // One column at a time, each buffer freed before the next: at most one message-sized buffer
-  // and its staging (plus unimem::mpi's pool, emptied after each unimem column) per rank.
-  {  // raw MPI on pinned host memory
-    double* p = raw_pinned_array<double>(most);
-    cols.push_back(bandwidth_column(
-        o, "raw-pinned", p, check,
-        [&](std::size_t n) {
-          BENCH_MPI(MPI_Send(p, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD));
-        },
-        [&](std::size_t n) {
-          BENCH_MPI(MPI_Recv(p, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD,
-                             MPI_STATUS_IGNORE));
-        },
-        nothing));
-    raw_free_host(p);
-  }
-  {  // raw device memory staged by hand: the whole message through one pinned buffer
-    raw_stream_t rs = nullptr;
-    RAW_CHECK(RAW(StreamCreateWithFlags)(&rs, RAW(StreamNonBlocking)));
-    double* d = raw_device_array<double>(most);
-    double* h = raw_pinned_array<double>(most);
-    cols.push_back(bandwidth_column(
-        o, "raw-staged-device", d, check,
-        [&](std::size_t n) {
-          RAW_CHECK(RAW(MemcpyAsync)(h, d, n * sizeof(double), RAW_D2H, rs));
+  // Every column's buffer at once, so that the columns can take turns at each size (in one
+  // column after the other, raw always ran first and unimem last, and drift over the minutes
+  // of the run fell on unimem). At --max-mib 1024 a rank holds 2 GiB of device memory, 2 GiB
+  // of managed memory and 4-5 GiB of pinned memory (unimem::mpi's staging included).
+  raw_stream_t rs = nullptr;
+  RAW_CHECK(RAW(StreamCreateWithFlags)(&rs, RAW(StreamNonBlocking)));
+  double* p = raw_pinned_array<double>(most);  // raw MPI on pinned memory
+  double* h = raw_pinned_array<double>(most);  // the raw columns' staging buffer
+  double* d = raw_device_array<double>(most);
+  double* m = nullptr;
+  RAW_CHECK(RAW(MallocManaged)(reinterpret_cast<void**>(&m), most * sizeof(double),
+                               RAW_ATTACH_GLOBAL));
+  unimem::pinned_buffer<double> ub(most, unimem::uninitialized);
+  unimem::device_buffer<double> db(most, unimem::uninitialized);
+  unimem::managed_buffer<double> mb(
+      most, unimem::first_touch(unimem::location::device(device_id), s), unimem::uninitialized);
+  const auto uv = ub.view();
+  const auto dv = db.view();
+  const auto mv = mb.view();
+  // Raw device and managed memory staged by hand: the whole message through one pinned buffer.
+  auto raw_staged = [&](double* g, bool managed) {
+    const auto out_kind = managed ? RAW(MemcpyDefault) : RAW_D2H;
+    const auto in_kind = managed ? RAW(MemcpyDefault) : RAW_H2D;
+    return std::make_pair(
+        std::function<void(std::size_t)>([=](std::size_t n) {
+          RAW_CHECK(RAW(MemcpyAsync)(h, g, n * sizeof(double), out_kind, rs));
           RAW_CHECK(RAW(StreamSynchronize)(rs));
           BENCH_MPI(MPI_Send(h, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD));
-        },
-        [&](std::size_t n) {
+        }),
+        std::function<void(std::size_t)>([=](std::size_t n) {
           BENCH_MPI(MPI_Recv(h, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD,
                              MPI_STATUS_IGNORE));
-          RAW_CHECK(RAW(MemcpyAsync)(d, h, n * sizeof(double), RAW_H2D, rs));
-          RAW_CHECK(RAW(StreamSynchronize)(rs));
-        },
-        nothing));
-    raw_free_host(h);
-    raw_free_device(d);
-    RAW_CHECK(RAW(StreamDestroy)(rs));
-  }
-  {  // raw managed memory on the GPU, staged by hand as above: what managed memory itself costs
-    raw_stream_t rs = nullptr;
-    RAW_CHECK(RAW(StreamCreateWithFlags)(&rs, RAW(StreamNonBlocking)));
-    double* m = nullptr;
-    RAW_CHECK(RAW(MallocManaged)(reinterpret_cast<void**>(&m), most * sizeof(double),
-                                 RAW_ATTACH_GLOBAL));
-    double* h = raw_pinned_array<double>(most);
-    cols.push_back(bandwidth_column(
-        o, "raw-staged-managed", m, check,
-        [&](std::size_t n) {
-          RAW_CHECK(RAW(MemcpyAsync)(h, m, n * sizeof(double), RAW(MemcpyDefault), rs));
-          RAW_CHECK(RAW(StreamSynchronize)(rs));
-          BENCH_MPI(MPI_Send(h, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD));
-        },
-        [&](std::size_t n) {
-          BENCH_MPI(MPI_Recv(h, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD,
-                             MPI_STATUS_IGNORE));
-          RAW_CHECK(RAW(MemcpyAsync)(m, h, n * sizeof(double), RAW(MemcpyDefault), rs));
-          RAW_CHECK(RAW(StreamSynchronize)(rs));
-        },
-        [&] {
-          raw_prefetch(m, most * sizeof(double), device_id, rs);
+          RAW_CHECK(RAW(MemcpyAsync)(g, h, n * sizeof(double), in_kind, rs));
           RAW_CHECK(RAW(StreamSynchronize)(rs));
         }));
-    raw_free_host(h);
-    raw_free_device(m);
-    RAW_CHECK(RAW(StreamDestroy)(rs));
+  };
+  const auto rd = raw_staged(d, false);
+  const auto rm = raw_staged(m, true);
+  // The order of the table's columns: 0 raw-pinned, 1 raw-staged-device, 2 raw-staged-managed,
+  // 3 unimem-pinned, 4 unimem-device, 5 unimem-managed.
+  const std::vector<bandwidth_column> cols = {
+      {"raw-pinned", p,
+       [&](std::size_t n) {
+         BENCH_MPI(MPI_Send(p, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD));
+       },
+       [&](std::size_t n) {
+         BENCH_MPI(MPI_Recv(p, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+       },
+       nothing},
+      {"raw-staged-device", d, rd.first, rd.second, nothing},
+      {"raw-staged-managed", m, rm.first, rm.second,
+       [&] {  // on the GPU before every timed block, as the unimem managed column
+         raw_prefetch(m, most * sizeof(double), device_id, rs);
+         RAW_CHECK(RAW(StreamSynchronize)(rs));
+       }},
+      {"unimem-pinned", ub.data(),
+       [&](std::size_t n) { um::send(uv.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
+       [&](std::size_t n) { (void)um::recv(uv.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
+       nothing},
+      {"unimem-device", db.data(),
+       [&](std::size_t n) { um::send(dv.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
+       [&](std::size_t n) { (void)um::recv(dv.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
+       nothing},
+      {"unimem-managed", mb.data(),
+       [&](std::size_t n) { um::send(mv.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
+       [&](std::size_t n) { (void)um::recv(mv.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
+       [&] {  // on the GPU before every timed block: a kernel may have left it anywhere
+         (void)unimem::prefetch(mv, unimem::location::device(device_id), s);
+         s.synchronize();
+       }},
+  };
+  std::vector<std::vector<double>> gbps(cols.size());  // by column, then size
+  std::vector<std::size_t> order(cols.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::mt19937 shuffler(26);  // the same on both ranks: they must take the columns in one order
+  int index = 0;
+  for (const std::size_t bytes : sizes) {
+    const std::size_t n = bytes / sizeof(double);
+    ++index;
+    if (g_rank == 0) {
+      std::fprintf(stderr, "\r[bandwidth] %-8s", size_text(bytes).c_str());
+      std::fflush(stderr);
+    }
+    const int rounds = rounds_for(bytes);
+    for (const bandwidth_column& c : cols) {
+      check_column(c, bytes, index, check);
+      round_trips(c, n, std::max(2, rounds / 10));  // warm-up
+    }
+    std::vector<std::vector<double>> v(cols.size());
+    for (int rep = 0; rep < o.reps; ++rep) {
+      std::shuffle(order.begin(), order.end(), shuffler);
+      for (const std::size_t k : order) {
+        cols[k].before();
+        const double t = timed([&] { round_trips(cols[k], n, rounds); });
+        v[k].push_back(2.0 * static_cast<double>(bytes) * rounds / t / 1e9);
+      }
+    }
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      gbps[k].push_back(summarize(v[k]).median);
+      record("bandwidth", cols[k].name, bytes, gbps[k].back(), "GB/s");
+    }
   }
-  {  // unimem, pinned_buffer
-    unimem::pinned_buffer<double> b(most, unimem::uninitialized);
-    const auto v = b.view();
-    cols.push_back(bandwidth_column(
-        o, "unimem-pinned", b.data(), check,
-        [&](std::size_t n) { um::send(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
-        [&](std::size_t n) { (void)um::recv(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
-        nothing));
-  }
-  (void)um::release_staging();
-  {  // unimem, device_buffer
-    unimem::device_buffer<double> b(most, unimem::uninitialized);
-    const auto v = b.view();
-    cols.push_back(bandwidth_column(
-        o, "unimem-device", b.data(), check,
-        [&](std::size_t n) { um::send(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
-        [&](std::size_t n) { (void)um::recv(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
-        nothing));
-  }
-  (void)um::release_staging();
-  {  // unimem, managed_buffer on the GPU: prefetched there before every timed block
-    unimem::managed_buffer<double> b(
-        most, unimem::first_touch(unimem::location::device(device_id), s), unimem::uninitialized);
-    const auto v = b.view();
-    cols.push_back(bandwidth_column(
-        o, "unimem-managed", b.data(), check,
-        [&](std::size_t n) { um::send(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
-        [&](std::size_t n) { (void)um::recv(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
-        [&] {
-          (void)unimem::prefetch(v, unimem::location::device(device_id), s);
-          s.synchronize();
-        }));
-  }
+  raw_free_host(p);
+  raw_free_host(h);
+  raw_free_device(d);
+  raw_free_device(m);
+  RAW_CHECK(RAW(StreamDestroy)(rs));
   (void)um::release_staging();
   if (g_rank == 0) {
     std::fprintf(stderr, "\r%-40s\r", "");
     std::fflush(stderr);
   }
-
+  const std::vector<std::vector<double>>& col = gbps;
   // cols: 0 raw-pinned, 1 raw-staged-device, 2 raw-staged-managed, 3 unimem-pinned,
   // 4 unimem-device, 5 unimem-managed
   if (g_rank == 0) {
@@ -813,15 +831,15 @@ void bandwidth(const options& o, int device_id) {
                 "u-pin", "r-pin", "r-dev", "r-manag", "dev/raw", "man/raw", "pin/raw");
   }
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const double dev = cols[4][i] / cols[1][i], man = cols[5][i] / cols[2][i],
-                 pin = cols[3][i] / cols[0][i];
+    const double dev = col[4][i] / col[1][i], man = col[5][i] / col[2][i],
+                 pin = col[3][i] / col[0][i];
     record("bandwidth", "ratio unimem-device/raw-staged-device", sizes[i], dev, "ratio");
     record("bandwidth", "ratio unimem-managed/raw-staged-managed", sizes[i], man, "ratio");
     record("bandwidth", "ratio unimem-pinned/raw-pinned", sizes[i], pin, "ratio");
     if (g_rank == 0) {
       std::printf("  %9s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f   %8.3f %8.3f %8.3f\n",
-                  size_text(sizes[i]).c_str(), cols[5][i], cols[4][i], cols[3][i], cols[0][i],
-                  cols[1][i], cols[2][i], dev, man, pin);
+                  size_text(sizes[i]).c_str(), col[5][i], col[4][i], col[3][i], col[0][i],
+                  col[1][i], col[2][i], dev, man, pin);
     }
   }
   if (g_rank == 0) {
@@ -832,7 +850,7 @@ void bandwidth(const options& o, int device_id) {
   }
   int met = 0, ratios = 0;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    for (const double r : {cols[4][i] / cols[1][i], cols[5][i] / cols[2][i]}) {
+    for (const double r : {col[4][i] / col[1][i], col[5][i] / col[2][i]}) {
       ++ratios;
       met += r >= 0.95;
     }
@@ -1001,6 +1019,18 @@ int run(um::environment& env, int argc, char** argv) {
     if (std::strcmp(ranks[0].host, ranks[1].host) == 0 && ranks[0].device == ranks[1].device) {
       std::printf("warning: both ranks use GPU %d of %s: the figures are not those of one GPU per "
                   "rank\n", ranks[0].device, ranks[0].host);
+      const int mps = raw_mps_enabled(ranks[0].device);
+      if (mps == 1) {
+        std::printf("   MPS is on: one server context runs both ranks' work, as ranks that share a "
+                    "GPU are usually run\n");
+      } else {
+        std::printf("   MPS is %s: the ranks' two contexts time-share the GPU, and a wait for "
+                    "work other than a copy of device memory (a kernel, a copy of managed "
+                    "memory) costs 100-300 us more than under MPS (scripts/probes/halo_mpi.cu); "
+                    "start MPS (nvidia-cuda-mps-control -d) for figures like those of ranks that "
+                    "share a GPU in production\n",
+                    mps == 0 ? "off" : "not known here");
+      }
     }
   }
 

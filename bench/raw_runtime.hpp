@@ -153,3 +153,18 @@ inline void raw_advise(const void* p, std::size_t bytes, Advice a, int device) {
 #endif
 }
 
+
+/// Whether the contexts of GPU `device` are shared through NVIDIA's Multi-Process Service:
+/// 1 on, 0 off, -1 not known (HIP, CUDA before 12.4, or the runtime did not answer). Without
+/// MPS, processes that share a GPU time-share it context by context, which changes what MPI
+/// ranks on one GPU measure (scripts/probes/halo_mpi.cu).
+inline int raw_mps_enabled(int device) {
+#if !defined(UNIMEM_BACKEND_HIP) && defined(CUDART_VERSION) && CUDART_VERSION >= 12040
+  int on = 0;
+  if (cudaDeviceGetAttribute(&on, cudaDevAttrMpsEnabled, device) == cudaSuccess) return on != 0;
+  (void)cudaGetLastError();
+#else
+  (void)device;
+#endif
+  return -1;
+}

@@ -569,7 +569,7 @@ void halo(const options& o, int device_id) {
   // Each unimem form against the raw code that waits as often: irecv/isend/wait_all and the
   // raw staging wait twice an iteration (the copies out, the copies in), two sendrecv calls
   // and the raw code written one message at a time wait 4 times. How much a wait costs is
-  // the setting's: little under MPS or with one GPU per rank, 100-300 us when two processes'
+  // the setting's: little under MPS or with one GPU per rank, 200-300 us when two processes'
   // contexts time-share one GPU and the wait covers a kernel or a copy of managed memory.
   const double nb_mm = st[4].median / st[3].median, sr_mm = st[0].median / st[6].median;
   const double nb_dd = st[5].median / st[2].median, sr_dd = st[1].median / st[7].median;
@@ -1026,7 +1026,7 @@ int run(um::environment& env, int argc, char** argv) {
       } else {
         std::printf("   MPS is %s: the ranks' two contexts time-share the GPU, and a wait for "
                     "work other than a copy of device memory (a kernel, a copy of managed "
-                    "memory) costs 100-300 us more than under MPS (scripts/probes/halo_mpi.cu); "
+                    "memory) costs 200-300 us more than under MPS (scripts/probes/halo_mpi.cu); "
                     "start MPS (nvidia-cuda-mps-control -d) for figures like those of ranks that "
                     "share a GPU in production\n",
                     mps == 0 ? "off" : "not known here");

@@ -14,6 +14,10 @@
 #   bench      unimem-bench, every section, with its CSV (the full ratio block)
 #   mpi        the MPI tests and example on 2 ranks, unimem-mpi-bench (issue 14)
 #   scaling    scripts/mpi_scaling.sh (issue 14: weak scaling 1 -> 2 GPUs)
+#
+# UNIMEM_MPS=1 runs every step under NVIDIA's Multi-Process Service (started here, stopped at
+# the end): for MPI ranks that share one GPU, which without MPS time-share it context by context
+# (docs/distributed.md, "Two ranks on one GPU: use MPS").
 set -uo pipefail
 build=${1:?usage: gpu_runs.sh BUILD_DIR [suite] [two-gpus] [mpi] [scaling] [stream] [init] [bench] [all]}
 shift
@@ -25,6 +29,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 name=$(basename "$build")
 nvidia-smi -L 2>/dev/null | tee "$out/$name-gpus.log"
+if [ "${UNIMEM_MPS:-0}" = 1 ]; then
+  export CUDA_MPS_PIPE_DIRECTORY=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/unimem-mps}
+  export CUDA_MPS_LOG_DIRECTORY=${CUDA_MPS_LOG_DIRECTORY:-/tmp/unimem-mps-log}
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d || { echo "gpu_runs.sh: MPS could not be started" >&2; exit 1; }
+  trap 'echo quit | nvidia-cuda-mps-control' EXIT
+  echo "MPS started (pipes in $CUDA_MPS_PIPE_DIRECTORY)"
+fi
 for step in "${steps[@]}"; do
   log=$out/$name-$step.log
   start=$SECONDS

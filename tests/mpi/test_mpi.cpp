@@ -818,6 +818,40 @@ TEST(MpiGpu, SendsThatWaitForTheGpuKeepMpisOrder) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// send() and sendrecv() post their message at once instead of deferring it (they wait for it
+// anyway), but never before an earlier isend to the same peer that still waits for its GPU
+// work: a plain MPI receiver sees the deferred isend's message first, then the blocking
+// sends' (staged on the stream, and from host memory).
+TEST(MpiGpu, BlockingSendsAfterAPendingIsendKeepMpisOrder) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  const std::size_t n = 1 << 16;
+  const long long spin = 100000000;  // about 50 ms at 2 GHz
+  const int tag = 125;
+  if (rank() == 0) {
+    unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+    unimem::device_buffer<int> d(n), d2(n);
+    unimem::fill(d2, 127);
+    const std::vector<int> h = pattern(n, 128);
+    unimem::launch(slow_fill, unimem::grid_for(n).on(s), d, n, 126, spin);
+    unimem::mpi::request first = unimem::mpi::isend(d, 1, tag, MPI_COMM_WORLD, s);
+    EXPECT_TRUE(first.pending()) << "the isend did not wait for its kernel, as it must not";
+    unimem::mpi::send(d2, 1, tag, MPI_COMM_WORLD, s);  // staged, on the same stream
+    unimem::mpi::send(h, 1, tag, MPI_COMM_WORLD);       // host memory, no stream
+    first.wait();
+  } else {
+    std::vector<int> a(n, -1), b(n, -1), c(n, -1);
+    for (std::vector<int>* v : {&a, &b, &c}) {
+      ASSERT_EQ(MPI_Recv(v->data(), static_cast<int>(n), MPI_INT, 0, tag, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE),
+                MPI_SUCCESS);
+    }
+    EXPECT_EQ(a, pattern(n, 126)) << "the first message is not the pending isend's";
+    EXPECT_EQ(b, std::vector<int>(n, 127)) << "the second message is not the staged send's";
+    EXPECT_EQ(c, pattern(n, 128)) << "the third message is not the host send's";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 // A loop that polls its receive with test() posts the sends that waited for the GPU (both
 // ranks poll for the answer to their own deferred send: without that progress, neither message
 // would ever be posted). Bounded: after 20 s the requests are waited for and the test fails.

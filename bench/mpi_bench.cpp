@@ -574,23 +574,21 @@ void halo(const options& o, int device_id) {
   const double nb_mm = st[4].median / st[3].median, sr_mm = st[0].median / st[6].median;
   const double nb_dd = st[5].median / st[2].median, sr_dd = st[1].median / st[7].median;
   const double nb_md = st[4].median / st[2].median, raw_mm = st[3].median / st[2].median;
+  const double sr_m2 = st[0].median / st[3].median, sr_d2 = st[1].median / st[2].median;
   record("halo", "ratio unimem-managed-nonblocking/raw-managed", row_bytes, nb_mm, "ratio");
   record("halo", "ratio unimem-managed/raw-managed-per-message", row_bytes, sr_mm, "ratio");
   record("halo", "ratio unimem-device-nonblocking/raw", row_bytes, nb_dd, "ratio");
   record("halo", "ratio unimem-device/raw-device-per-message", row_bytes, sr_dd, "ratio");
   record("halo", "ratio unimem-managed-nonblocking/raw", row_bytes, nb_md, "ratio");
-  record("halo", "ratio unimem-managed/raw-managed", row_bytes, st[0].median / st[3].median,
-         "ratio");
+  record("halo", "ratio unimem-managed/raw-managed", row_bytes, sr_m2, "ratio");
   record("halo", "ratio raw-managed/raw", row_bytes, raw_mm, "ratio");
   print_ratio("halo: managed, unimem irecv/isend/wait_all / raw (2 waits each)", nb_mm, 1.05);
   print_ratio("halo: managed, unimem sendrecv / raw per message (4 waits each)", sr_mm, 1.05);
   print_ratio("halo: device, unimem irecv/isend/wait_all / raw (2 waits each)", nb_dd, 1.05);
   print_ratio("halo: device, unimem sendrecv / raw per message (4 waits each)", sr_dd, 1.05);
   print_ratio("halo: unimem managed grid (irecv/isend) / raw device grid", nb_md, 1.05);
-  print_ratio("halo: unimem managed, sendrecv / raw managed (4 waits against 2)",
-              st[0].median / st[3].median, 0);
-  print_ratio("halo: unimem device, sendrecv / raw device (4 waits against 2)",
-              st[1].median / st[2].median, 0);
+  print_ratio("halo: unimem managed, sendrecv / raw managed (4 waits against 2)", sr_m2, 0);
+  print_ratio("halo: unimem device, sendrecv / raw device (4 waits against 2)", sr_d2, 0);
   print_ratio("halo: raw managed grid / raw device grid", raw_mm, 0);
 }
 
@@ -726,29 +724,39 @@ void bandwidth(const options& o, int device_id) {
   unimem::device_buffer<double> db(most, unimem::uninitialized);
   unimem::managed_buffer<double> mb(
       most, unimem::first_touch(unimem::location::device(device_id), s), unimem::uninitialized);
-  const auto uv = ub.view();
-  const auto dv = db.view();
-  const auto mv = mb.view();
   // Raw device and managed memory staged by hand: the whole message through one pinned buffer.
-  auto raw_staged = [&](double* g, bool managed) {
+  auto raw_staged = [&](const char* name, double* g, bool managed,
+                        std::function<void()> before) -> bandwidth_column {
     const auto out_kind = managed ? RAW(MemcpyDefault) : RAW_D2H;
     const auto in_kind = managed ? RAW(MemcpyDefault) : RAW_H2D;
-    return std::make_pair(
-        std::function<void(std::size_t)>([=](std::size_t n) {
-          RAW_CHECK(RAW(MemcpyAsync)(h, g, n * sizeof(double), out_kind, rs));
-          RAW_CHECK(RAW(StreamSynchronize)(rs));
-          BENCH_MPI(MPI_Send(h, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD));
-        }),
-        std::function<void(std::size_t)>([=](std::size_t n) {
-          BENCH_MPI(MPI_Recv(h, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD,
-                             MPI_STATUS_IGNORE));
-          RAW_CHECK(RAW(MemcpyAsync)(g, h, n * sizeof(double), in_kind, rs));
-          RAW_CHECK(RAW(StreamSynchronize)(rs));
-        }));
+    return {name, g,
+            [=](std::size_t n) {
+              RAW_CHECK(RAW(MemcpyAsync)(h, g, n * sizeof(double), out_kind, rs));
+              RAW_CHECK(RAW(StreamSynchronize)(rs));
+              BENCH_MPI(MPI_Send(h, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD));
+            },
+            [=](std::size_t n) {
+              BENCH_MPI(MPI_Recv(h, static_cast<int>(n), MPI_DOUBLE, peer, tag, MPI_COMM_WORLD,
+                                 MPI_STATUS_IGNORE));
+              RAW_CHECK(RAW(MemcpyAsync)(g, h, n * sizeof(double), in_kind, rs));
+              RAW_CHECK(RAW(StreamSynchronize)(rs));
+            },
+            std::move(before)};
   };
-  const auto rd = raw_staged(d, false);
-  const auto rm = raw_staged(m, true);
-  // The order of the table's columns: 0 raw-pinned, 1 raw-staged-device, 2 raw-staged-managed,
+  // A unimem buffer's first n elements through unimem::mpi on stream s.
+  auto through_unimem = [&](const char* name, unimem::view<double> v,
+                            std::function<void()> before) -> bandwidth_column {
+    return {name, v.data(),
+            [=, &s](std::size_t n) {
+              um::send(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s);
+            },
+            [=, &s](std::size_t n) {
+              (void)um::recv(v.subview(0, n), peer, tag, MPI_COMM_WORLD, s);
+            },
+            std::move(before)};
+  };
+  const unimem::view<double> mv = mb.view();
+  // The table's columns: 0 raw-pinned, 1 raw-staged-device, 2 raw-staged-managed,
   // 3 unimem-pinned, 4 unimem-device, 5 unimem-managed.
   const std::vector<bandwidth_column> cols = {
       {"raw-pinned", p,
@@ -760,27 +768,19 @@ void bandwidth(const options& o, int device_id) {
                             MPI_STATUS_IGNORE));
        },
        nothing},
-      {"raw-staged-device", d, rd.first, rd.second, nothing},
-      {"raw-staged-managed", m, rm.first, rm.second,
-       [&] {  // on the GPU before every timed block, as the unimem managed column
-         raw_prefetch(m, most * sizeof(double), device_id, rs);
-         RAW_CHECK(RAW(StreamSynchronize)(rs));
-       }},
-      {"unimem-pinned", ub.data(),
-       [&](std::size_t n) { um::send(uv.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
-       [&](std::size_t n) { (void)um::recv(uv.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
-       nothing},
-      {"unimem-device", db.data(),
-       [&](std::size_t n) { um::send(dv.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
-       [&](std::size_t n) { (void)um::recv(dv.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
-       nothing},
-      {"unimem-managed", mb.data(),
-       [&](std::size_t n) { um::send(mv.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
-       [&](std::size_t n) { (void)um::recv(mv.subview(0, n), peer, tag, MPI_COMM_WORLD, s); },
-       [&] {  // on the GPU before every timed block: a kernel may have left it anywhere
-         (void)unimem::prefetch(mv, unimem::location::device(device_id), s);
-         s.synchronize();
-       }},
+      raw_staged("raw-staged-device", d, false, nothing),
+      raw_staged("raw-staged-managed", m, true,
+                 [&] {  // on the GPU before every timed block, as the unimem managed column
+                   raw_prefetch(m, most * sizeof(double), device_id, rs);
+                   RAW_CHECK(RAW(StreamSynchronize)(rs));
+                 }),
+      through_unimem("unimem-pinned", ub.view(), nothing),
+      through_unimem("unimem-device", db.view(), nothing),
+      through_unimem("unimem-managed", mv,
+                     [&] {  // on the GPU before every timed block: a kernel may have left it
+                       (void)unimem::prefetch(mv, unimem::location::device(device_id), s);
+                       s.synchronize();
+                     }),
   };
   std::vector<std::vector<double>> gbps(cols.size());  // by column, then size
   std::vector<std::size_t> order(cols.size());
@@ -823,23 +823,23 @@ void bandwidth(const options& o, int device_id) {
     std::fprintf(stderr, "\r%-40s\r", "");
     std::fflush(stderr);
   }
-  const std::vector<std::vector<double>>& col = gbps;
-  // cols: 0 raw-pinned, 1 raw-staged-device, 2 raw-staged-managed, 3 unimem-pinned,
-  // 4 unimem-device, 5 unimem-managed
   if (g_rank == 0) {
     std::printf("  %9s %8s %8s %8s %8s %8s %8s   %8s %8s %8s\n", "size", "u-manag", "u-dev",
                 "u-pin", "r-pin", "r-dev", "r-manag", "dev/raw", "man/raw", "pin/raw");
   }
+  int met = 0, ratios = 0;  // the staged ratios (device, managed) at or above 0.95
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const double dev = col[4][i] / col[1][i], man = col[5][i] / col[2][i],
-                 pin = col[3][i] / col[0][i];
+    const double dev = gbps[4][i] / gbps[1][i], man = gbps[5][i] / gbps[2][i],
+                 pin = gbps[3][i] / gbps[0][i];
+    ratios += 2;
+    met += (dev >= 0.95) + (man >= 0.95);
     record("bandwidth", "ratio unimem-device/raw-staged-device", sizes[i], dev, "ratio");
     record("bandwidth", "ratio unimem-managed/raw-staged-managed", sizes[i], man, "ratio");
     record("bandwidth", "ratio unimem-pinned/raw-pinned", sizes[i], pin, "ratio");
     if (g_rank == 0) {
       std::printf("  %9s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f   %8.3f %8.3f %8.3f\n",
-                  size_text(sizes[i]).c_str(), col[5][i], col[4][i], col[3][i], col[0][i],
-                  col[1][i], col[2][i], dev, man, pin);
+                  size_text(sizes[i]).c_str(), gbps[5][i], gbps[4][i], gbps[3][i], gbps[0][i],
+                  gbps[1][i], gbps[2][i], dev, man, pin);
     }
   }
   if (g_rank == 0) {
@@ -847,13 +847,6 @@ void bandwidth(const options& o, int device_id) {
                 "device and managed memory staged by hand through one pinned buffer; dev/raw = "
                 "u-dev / r-dev, man/raw = u-manag / r-manag, pin/raw = u-pin / r-pin; target "
                 ">= 0.95 for dev and man)\n");
-  }
-  int met = 0, ratios = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    for (const double r : {col[4][i] / col[1][i], col[5][i] / col[2][i]}) {
-      ++ratios;
-      met += r >= 0.95;
-    }
   }
   ++g_ratios;
   g_met += met == ratios;

@@ -153,7 +153,6 @@ inline void raw_advise(const void* p, std::size_t bytes, Advice a, int device) {
 #endif
 }
 
-
 /// Whether the contexts of GPU `device` are shared through NVIDIA's Multi-Process Service:
 /// 1 on, 0 off, -1 not known (HIP, CUDA before 12.4, or the runtime did not answer). Without
 /// MPS, processes that share a GPU time-share it context by context, which changes what MPI

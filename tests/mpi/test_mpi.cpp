@@ -530,13 +530,21 @@ TEST(MpiHost, MpiErrorsAreExceptionsWithMpisMessage) {
     MPI_Error_string(e.code(), text, &len);
     EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("test_mpi.cpp"), std::string::npos) << e.what();
-    EXPECT_STREQ(e.call(), "MPI_Isend");
+    EXPECT_STREQ(e.call(), "MPI_Send");  // send() is MPI_Send, as in raw code
   }
   try {
     (void)unimem::mpi::recv(v, 0, -5);
     ADD_FAILURE() << "tag -5 accepted";
   } catch (const unimem::mpi::error& e) {
     EXPECT_EQ(e.error_class(), MPI_ERR_TAG) << e.what();
+    EXPECT_STREQ(e.call(), "MPI_Recv");
+  }
+  try {
+    unimem::mpi::request r = unimem::mpi::isend(v, 99, 0);
+    ADD_FAILURE() << "rank 99 of 2 accepted by isend";
+  } catch (const unimem::mpi::error& e) {
+    EXPECT_EQ(e.error_class(), MPI_ERR_RANK) << e.what();
+    EXPECT_STREQ(e.call(), "MPI_Isend");
   }
   // Still usable afterwards.
   std::vector<int> in(4);
@@ -870,6 +878,27 @@ TEST(MpiGpu, PollingAReceiveProgressesDeferredSends) {
   EXPECT_TRUE(arrived) << "test() on the receive never posted this rank's deferred send";
   unimem::mpi::wait_all(tx, rx);
   EXPECT_EQ(wrong_on_gpu(din, n, 130 + peer(), s), 0u);
+}
+
+// recv() receives by a blocking MPI_Recv (what raw code calls), but first posts the sends that
+// wait for the GPU: here each rank's isend still waits for its kernel when the rank blocks in
+// recv() for the peer's message. Without that, both ranks would wait in MPI_Recv for a message
+// the other never posts (the test would then hang until ctest's timeout).
+TEST(MpiGpu, ABlockingReceivePostsTheDeferredSendsFirst) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  const std::size_t n = 1 << 16;
+  const long long spin = 60000000;  // about 30 ms at 2 GHz
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+  unimem::device_buffer<int> d(n);
+  unimem::managed_buffer<int> in(n, -1);
+  unimem::launch(slow_fill, unimem::grid_for(n).on(s), d, n, 140 + rank(), spin);
+  unimem::mpi::request tx = unimem::mpi::isend(d, peer(), 140, MPI_COMM_WORLD, s);
+  EXPECT_TRUE(tx.pending()) << "the isend did not wait for its kernel, as it must not";
+  const unimem::mpi::status st = unimem::mpi::recv(in, peer(), 140, MPI_COMM_WORLD, s);
+  EXPECT_EQ(st.source, peer());
+  EXPECT_EQ(st.count, n);
+  tx.wait();
+  EXPECT_EQ(wrong_on_gpu(in, n, 140 + peer(), s), 0u);
 }
 
 TEST(MpiGpu, AllreduceOverDeviceAndManagedMemory) {

@@ -122,9 +122,10 @@ class message_type {
     return *this;
   }
   ~message_type() {
+    if (!owned_) return;  // a built-in or cached type: nothing to free (no MPI call a message)
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (owned_ && finalized == 0) MPI_Type_free(&type_);
+    if (finalized == 0) MPI_Type_free(&type_);
   }
   MPI_Datatype type() const noexcept { return type_; }
   int count() const noexcept { return count_; }

@@ -19,13 +19,9 @@ UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
 
 /// @cond INTERNAL
-// may_defer: whether the MPI message may wait for the stream's work after the call returns
-// (isend). A caller that waits for the request at once (send, sendrecv) passes false: the
-// stream is synchronised and the message posted here, as hand-written staging does, without
-// an event and the deferred queue (their bookkeeping cost 2-3 us a message).
 template <class T>
 request isend_impl(const detail::span<const T>& sp, int dest, int tag, MPI_Comm comm,
-                   stream_ref s, call_site where, bool may_defer) {
+                   stream_ref s, call_site where, detail::posting when) {
   using U = std::remove_cv_t<T>;
   detail::require_initialized("unimem::mpi::isend");
   request r;
@@ -33,6 +29,7 @@ request isend_impl(const detail::span<const T>& sp, int dest, int tag, MPI_Comm 
   r.start(request::kind::send, sp, s, where);
   r.st_ = status{dest, tag, sp.size};
   const std::size_t bytes = sp.size * sizeof(U);
+  const bool may_defer = when == detail::posting::deferrable;
   if (r.op_.route == path::staged) {
     // One copy out in stream order, then one MPI message from the pinned buffer: what a
     // hand-written staging does. On a stream, the message is posted once the copy is done
@@ -51,13 +48,15 @@ request isend_impl(const detail::span<const T>& sp, int dest, int tag, MPI_Comm 
   } else {
     detail::settle(sp.kind, s, where);
   }
-  r.post_send(dest, tag, comm, where);
+  r.post_send(dest, tag, comm, when == detail::posting::blocking, where);
   return r;
 }
 
+// blocking (recv()): MPI_Recv instead of MPI_Irecv, and the request returned complete, with
+// its data in place.
 template <class T>
 request irecv_impl(const detail::span<T>& sp, int source, int tag, MPI_Comm comm, stream_ref s,
-                   call_site where) {
+                   call_site where, bool blocking) {
   static_assert(!std::is_const<T>::value, "unimem::mpi: a receive range must not be const");
   detail::require_initialized("unimem::mpi::irecv");
   request r;
@@ -80,6 +79,10 @@ request irecv_impl(const detail::span<T>& sp, int source, int tag, MPI_Comm comm
     }
   } else {
     detail::settle(sp.kind, s, where);  // no GPU work still reads what MPI will overwrite
+  }
+  if (blocking) {
+    r.receive_now(source, tag, comm, where);
+    return r;
   }
   detail::check(MPI_Irecv(r.buffer(), r.type_.count(), r.type_.type(), source, tag, comm,
                           &r.req_),
@@ -108,7 +111,8 @@ template <class R>
   static_assert(detail::outlives_request_v<R>,
                 "unimem::mpi::isend: a temporary container would be freed while MPI still reads "
                 "it; keep it in a variable until the request completes (a view may be temporary)");
-  return isend_impl(detail::const_span_of(range), dest, tag, comm, s, where, true);
+  return isend_impl(detail::const_span_of(range), dest, tag, comm, s, where,
+                    detail::posting::deferrable);
 }
 
 /// @brief Starts receiving into `range` from rank `source` with `tag`. Once the request
@@ -123,7 +127,7 @@ template <class R>
   static_assert(detail::outlives_request_v<R>,
                 "unimem::mpi::irecv: a temporary container would be freed while MPI still writes "
                 "it; keep it in a variable until the request completes (a view may be temporary)");
-  return irecv_impl(detail::span_of(range), source, tag, comm, s, where);
+  return irecv_impl(detail::span_of(range), source, tag, comm, s, where, false);
 }
 
 /// @brief Sends `range` to `dest` and returns when the range may be reused (isend() + wait()).
@@ -131,7 +135,9 @@ template <class R>
 template <class R>
 void send(const R& range, int dest, int tag, MPI_Comm comm = MPI_COMM_WORLD, stream_ref s = {},
           call_site where = call_site::current()) {
-  (void)isend_impl(detail::const_span_of(range), dest, tag, comm, s, where, false).wait(where);
+  (void)isend_impl(detail::const_span_of(range), dest, tag, comm, s, where,
+                   detail::posting::blocking)
+      .wait(where);
 }
 
 /// @brief Receives into `range` and returns when the data is there. `source` and `tag` may be
@@ -142,7 +148,7 @@ void send(const R& range, int dest, int tag, MPI_Comm comm = MPI_COMM_WORLD, str
 template <class R>
 status recv(R&& range, int source, int tag, MPI_Comm comm = MPI_COMM_WORLD, stream_ref s = {},
             call_site where = call_site::current()) {
-  return irecv_impl(detail::span_of(range), source, tag, comm, s, where).wait(where);
+  return irecv_impl(detail::span_of(range), source, tag, comm, s, where, true).wait(where);
 }
 
 /// @brief Sends `out` to `dest` and receives `in` from `source` at once (no deadlock between two
@@ -152,10 +158,11 @@ template <class Out, class In>
 status sendrecv(const Out& out, int dest, int send_tag, In&& in, int source, int recv_tag,
                 MPI_Comm comm = MPI_COMM_WORLD, stream_ref s = {},
                 call_site where = call_site::current()) {
-  request rx = irecv_impl(detail::span_of(in), source, recv_tag, comm, s, where);
+  request rx = irecv_impl(detail::span_of(in), source, recv_tag, comm, s, where, false);
   request tx;
   try {
-    tx = isend_impl(detail::const_span_of(out), dest, send_tag, comm, s, where, false);
+    tx = isend_impl(detail::const_span_of(out), dest, send_tag, comm, s, where,
+                    detail::posting::now);
   } catch (...) {
     rx.cancel();  // not wait(): the peer may never send
     throw;

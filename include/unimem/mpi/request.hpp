@@ -21,6 +21,24 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
 
+/// @cond INTERNAL
+namespace detail {
+/// When a send's MPI message goes out.
+enum class posting {
+  /// isend(): it may wait for the stream's work after the call returns (an event and the
+  /// queue of deferred sends).
+  deferrable,
+  /// sendrecv(): the stream is synchronised and the message posted here (MPI_Isend), as
+  /// hand-written staging does, without the event and the deferred queue (their bookkeeping
+  /// cost 2-3 us a message).
+  now,
+  /// send(): as `now`, by a blocking MPI_Send, which completes the request (what raw code
+  /// calls: no request of MPI's own to allocate and wait for).
+  blocking,
+};
+}  // namespace detail
+/// @endcond
+
 /// @brief What a recv() got: its source, tag and element count.
 struct status {
   /// @brief The sender's rank.
@@ -146,9 +164,10 @@ class request {
 
   template <class T>
   friend request isend_impl(const detail::span<const T>&, int, int, MPI_Comm, stream_ref,
-                            call_site, bool);
+                            call_site, detail::posting);
   template <class T>
-  friend request irecv_impl(const detail::span<T>&, int, int, MPI_Comm, stream_ref, call_site);
+  friend request irecv_impl(const detail::span<T>&, int, int, MPI_Comm, stream_ref, call_site,
+                            bool);
 
   /// What isend_impl and irecv_impl share: the operation's description and its MPI datatype.
   template <class T>
@@ -259,12 +278,29 @@ class request {
     return true;
   }
 
-  /// Posts this send now (earlier deferred sends to the same peer first: MPI's order).
-  void post_send(int dest, int tag, MPI_Comm comm, call_site where) {
+  /// Posts this send now (earlier deferred sends to the same peer first: MPI's order). With
+  /// `blocking`, by MPI_Send, which completes the request before it returns.
+  void post_send(int dest, int tag, MPI_Comm comm, bool blocking, call_site where) {
     (void)detail::deferred().post(comm, dest, nullptr, true);
+    if (blocking) {
+      detail::check(MPI_Send(buffer(), type_.count(), type_.type(), dest, tag, comm), "MPI_Send",
+                    where);
+      return;  // complete: op_.pending stays false
+    }
     detail::check(MPI_Isend(buffer(), type_.count(), type_.type(), dest, tag, comm, &req_),
                   "MPI_Isend", where);
     op_.pending = true;
+  }
+
+  /// Receives this request's message now by a blocking MPI_Recv, after every deferred send of
+  /// the process (the peer may be waiting for one of them, as in wait()); then completes the
+  /// request (a staged receive's copy in waited for).
+  void receive_now(int source, int tag, MPI_Comm comm, call_site where) {
+    flush();
+    op_.pending = true;  // complete() ends it, whatever MPI_Recv says
+    MPI_Status s;
+    const int code = MPI_Recv(buffer(), type_.count(), type_.type(), source, tag, comm, &s);
+    (void)complete(code, s, "MPI_Recv", where);
   }
 
   /// A deferred send that has been posted (by anyone): its MPI request becomes this request's.

@@ -8,8 +8,10 @@
 // Part 1, per call, on rank 0 while rank 1 waits (median of 21 blocks of 2,000 calls, in ns):
 // the runtime queries that decide a message's path (cudaGetDevice, cudaPointerGetAttributes
 // of managed, device and pinned memory, cudaMemRangeGetAttributes with one and with two
-// attributes over 4 KiB of GPU-resident managed memory), getrusage (what a placement record's
-// check costs), cudaStreamSynchronize of an idle stream, cudaStreamQuery, cudaEventRecord.
+// attributes over 4 KiB of GPU-resident managed memory), the driver's cuPointerGetAttributes and
+// cuMemRangeGetAttributes that those wrap, the range query right after a copy into the range
+// (as a ping-pong's next send meets it), getrusage (what a placement record's check costs),
+// cudaStreamSynchronize of an idle stream, cudaStreamQuery, cudaEventRecord.
 // Part 2, a 4 KiB ping-pong between the ranks from pinned memory, blocking MPI_Send/MPI_Recv
 // against MPI_Isend/MPI_Irecv + MPI_Wait, and the same staged from managed memory (one
 // cudaMemcpyAsync + cudaStreamSynchronize each way) with and without the two queries per
@@ -26,6 +28,18 @@
 namespace {
 
 int g_rank = 0;
+
+// Driver entry points in plain types (cuda.h is not included): cuPointerGetAttributes and
+// cuMemRangeGetAttributes, which the runtime calls wrap.
+using ptr_attrs_fn = int (*)(unsigned, int*, void**, unsigned long long);
+using range_attrs_fn = int (*)(void**, size_t*, int*, size_t, unsigned long long, size_t);
+template <class Fn>
+Fn driver(const char* name) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  CK(cudaGetDriverEntryPointByVersion(name, &p, 11080, cudaEnableDefault, &found));
+  return reinterpret_cast<Fn>(p);
+}
 
 template <class F>
 double ns_per_call(F&& f, int calls = 2000) {
@@ -69,6 +83,9 @@ int main(int argc, char** argv) {
     cudaMemRangeAttribute attrs[2] = {cudaMemRangeAttributePreferredLocation,
                                       cudaMemRangeAttributeLastPrefetchLocation};
     rusage ru{};
+    const auto ptr_attrs = driver<ptr_attrs_fn>("cuPointerGetAttributes");
+    const auto range_attrs = driver<range_attrs_fn>("cuMemRangeGetAttributes");
+    std::vector<double> after_copy;
     std::printf("per call, ns (median of 21 blocks of 2,000):\n");
     const std::pair<const char*, std::function<void()>> rows[] = {
         {"cudaGetDevice", [&] { CK(cudaGetDevice(&dev)); }},
@@ -84,6 +101,31 @@ int main(int argc, char** argv) {
          [&] { CK(cudaMemRangeGetAttributes(values, sizes, attrs, 2, m, bytes)); }},
         {"cudaMemRangeGetAttributes(2, 1 MiB)",
          [&] { CK(cudaMemRangeGetAttributes(values, sizes, attrs, 2, m, 1 << 20)); }},
+        {"cuPointerGetAttributes(type+managed)",
+         [&] {
+           int which[2] = {2, 8};  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE, _IS_MANAGED
+           unsigned type = 0, managed = 0;
+           void* out[2] = {&type, &managed};
+           if (ptr_attrs(2, which, out, reinterpret_cast<unsigned long long>(m)) != 0) {
+             std::exit(2);
+           }
+         }},
+        {"cuMemRangeGetAttributes(2, 4 KiB)",
+         [&] {
+           int which[2] = {2, 4};  // PREFERRED_LOCATION, LAST_PREFETCH_LOCATION
+           if (range_attrs(values, sizes, which, 2, reinterpret_cast<unsigned long long>(m),
+                           bytes) != 0) {
+             std::exit(3);
+           }
+         }},
+        {"cudaMemRangeGetAttributes(2) after a copy in",
+         [&] {
+           CK(cudaMemcpyAsync(m, h, bytes, cudaMemcpyDefault, s));
+           CK(cudaStreamSynchronize(s));
+           const auto t0 = clock_type::now();
+           CK(cudaMemRangeGetAttributes(values, sizes, attrs, 2, m, bytes));
+           after_copy.push_back(us_since(t0) * 1000.0);
+         }},
         {"getrusage(RUSAGE_SELF)", [&] { getrusage(RUSAGE_SELF, &ru); }},
         {"cudaStreamSynchronize(idle)", [&] { CK(cudaStreamSynchronize(s)); }},
         {"cudaStreamQuery(idle)", [&] { CK(cudaStreamQuery(s)); }},
@@ -94,6 +136,8 @@ int main(int argc, char** argv) {
          }},
     };
     for (const auto& r : rows) std::printf("  %-40s %8.1f\n", r.first, ns_per_call(r.second));
+    std::printf("  %-40s %8.1f  (the query alone, median)\n",
+                "cudaMemRangeGetAttributes(2) after a copy", median(after_copy));
     std::fflush(stdout);
   }
   MPI_Barrier(MPI_COMM_WORLD);

@@ -1,8 +1,9 @@
 // halo_mpi: why a wait after a copy of managed memory costs 100-200 us when two MPI ranks share
 // one GPU (issue 26, item 3), and whether a copy kernel avoids it. Raw CUDA + MPI, no unimem.
 //
-//   nvcc -O2 -std=c++17 -arch=sm_90 scripts/probes/halo_mpi.cu -o halo_mpi \
+//   nvcc -O2 -std=c++17 -arch=sm_90 scripts/probes/halo_mpi.cu -o halo_mpi
 //        $(mpicxx --showme:compile) $(mpicxx --showme:link) && mpiexec -n 2 ./halo_mpi
+// (one command line)
 //
 // The halo of unimem-mpi-bench: a grid of 16 interior rows + 2 ghost rows of 8192 doubles
 // (64 KiB a row) per rank, both ranks on GPU 0. One iteration: the edge kernel; the two boundary

@@ -2,8 +2,9 @@
 // unimem::mpi's managed column at 4 and 16 KiB was 0.945-0.949 of raw staging). Raw CUDA + MPI,
 // no unimem.
 //
-//   nvcc -O2 -std=c++17 -arch=sm_90 scripts/probes/mpi_costs.cu -o mpi_costs \
+//   nvcc -O2 -std=c++17 -arch=sm_90 scripts/probes/mpi_costs.cu -o mpi_costs
 //        $(mpicxx --showme:compile) $(mpicxx --showme:link) && mpiexec -n 2 ./mpi_costs
+// (one command line)
 //
 // Part 1, per call, on rank 0 while rank 1 waits (median of 21 blocks of 2,000 calls, in ns):
 // the runtime queries that decide a message's path (cudaGetDevice, cudaPointerGetAttributes

@@ -888,11 +888,11 @@ TEST(FaultCountGpu, TagsOverDeviceBuffersMakeNoRuntimeCall) {
 //   (whatever the runtime or the process does meanwhile);
 // - a tagged launch over buffers whose records hold makes exactly the runtime calls of an
 //   untagged one (no prefetch of pages already there), and one over memory new to the pool
-//   prefetches (more calls). Whether a record holds depends on the process's page-fault count
-//   (placement_record.hpp), which the runtime's own threads may move: a round is judged only
-//   when the count did not move from before the records were checked to after the launch
-//   (place() reads it in between), and the caching allocator, which makes no runtime
-//   allocation between rounds, must have such rounds.
+//   prefetches (more calls). Whether a record holds depends on the host-access log
+//   (host_access.hpp), which, on the page_faults signal, every fault of the process moves (the
+//   runtime's own threads too): a round is judged only when the log did not move from before
+//   the records were checked to after the launch (place() reads it in between), and the
+//   caching allocator, which makes no runtime allocation between rounds, must have such rounds.
 TEST(FaultCountGpu, TaggedLaunchOverReusedPoolMemoryPrefetchesNothing) {
   UNIMEM_REQUIRE_GPU();
   namespace ud = unimem::detail;
@@ -933,7 +933,7 @@ TEST(FaultCountGpu, TaggedLaunchOverReusedPoolMemoryPrefetchesNothing) {
       fault::arm(0, 0);
       unimem::launch(fi_add, cfg, a, b, c, n);
       const long long untagged = fault::calls();
-      const std::uint64_t f0 = ud::host_faults();
+      const std::uint64_t f0 = ud::host_access::now();
       bool all_hold = true, none_holds = true;
       for (const auto* x : bufs) {
         const bool holds =
@@ -944,7 +944,7 @@ TEST(FaultCountGpu, TaggedLaunchOverReusedPoolMemoryPrefetchesNothing) {
       fault::arm(0, 0);
       unimem::launch(fi_add, cfg, unimem::in(a), unimem::in(b), unimem::out(c), n);
       const long long tagged = fault::calls();
-      const std::uint64_t f1 = ud::host_faults();
+      const std::uint64_t f1 = ud::host_access::now();
       s.synchronize();
       if (f0 == f1 && all_hold) {
         EXPECT_EQ(tagged, untagged) << "round " << round << ": records hold, nothing to move";
@@ -966,6 +966,76 @@ TEST(FaultCountGpu, TaggedLaunchOverReusedPoolMemoryPrefetchesNothing) {
       EXPECT_GT(judged, 0) << "no round without a page fault: the records were never tested";
     }
   }
+}
+
+// After the host touched some of a placed buffer, the next tagged launch prefetches just the
+// touched blocks, one call per span (blocks closer than placement's merge gap share one call),
+// and nothing once they are back; faults on ordinary memory, on this thread or another, cost
+// no call. Needs the UVM driver's CPU-fault events (host_access.hpp). On the page-fault signal
+// (forced last) any fault of the process places every buffer again.
+TEST(FaultCountGpu, TaggedLaunchPrefetchesOnlyWhatTheHostTouched) {
+  UNIMEM_REQUIRE_GPU();
+  namespace ha = unimem::detail::host_access;
+  if (!unimem_test::host_access_is_exact()) {
+    GTEST_SKIP() << "host touches are learnt from the process's page-fault count here (no UVM "
+                    "driver events)";
+  }
+  const std::size_t n = (std::size_t{64} << 20) / sizeof(int);  // 32 blocks of 2 MiB
+  const std::size_t per_block = ha::block_bytes / sizeof(int);
+  unimem::managed_buffer<int> a(n, 1), b(n, 2), c(n, 0);
+  unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+  const auto cfg = unimem::grid_for(n).on(s);
+  auto tagged = [&] {
+    fault::arm(0, 0);
+    unimem::launch(fi_add, cfg, unimem::in(a), unimem::in(b), unimem::out(c), n);
+    const long long k = fault::calls();
+    s.synchronize();
+    return k;
+  };
+  auto untagged = [&] {
+    fault::arm(0, 0);
+    unimem::launch(fi_add, cfg, a, b, c, n);
+    const long long k = fault::calls();
+    s.synchronize();
+    return k;
+  };
+  (void)tagged();  // placed, whole
+  const long long base = untagged();
+  EXPECT_EQ(tagged(), base) << "all resident: the calls of an untagged launch";
+  unimem_test::touch_a_fresh_page();
+  EXPECT_EQ(tagged(), base) << "after a fault on one fresh page of ordinary memory";
+  std::thread other([] {
+    for (int k = 0; k < 64; ++k) {
+      std::vector<char> v(std::size_t{1} << 20);
+      for (std::size_t i = 0; i < v.size(); i += 4096) v[i] = 1;
+    }
+  });
+  other.join();
+  EXPECT_EQ(tagged(), base) << "after another thread allocated and touched 64 MiB";
+  b[3 * per_block + 5] = 2;
+  EXPECT_EQ(tagged(), base + 1) << "one touched block: one prefetch";
+  EXPECT_EQ(tagged(), base) << "once it is back: nothing";
+  const volatile int* ra = a.data();
+  (void)ra[1];  // a read of a's first block
+  b[3 * per_block] = 2;
+  b[5 * per_block + 7] = 2;  // two blocks apart: the same call as block 3
+  b[30 * per_block] = 2;     // 25 blocks further: a call of its own
+  EXPECT_EQ(tagged(), base + 3) << "a's block, b's blocks 3-5 and b's block 30";
+  EXPECT_EQ(tagged(), base);
+  // The page-fault signal, as where no UVM driver events exist: no fault, nothing to do; any
+  // fault, every range placed again.
+  // (Placing a range whole also asks the runtime whether it is mapped: more than one call.)
+  ASSERT_TRUE(ha::use_signal_for_testing(ha::signal::page_faults));
+  const long long whole = tagged();
+  EXPECT_GT(whole, base + 3) << "nothing known of the past: every range placed whole";
+  unimem_test::touch_a_fresh_page();
+  EXPECT_EQ(tagged(), whole) << "a fault anywhere";
+  ASSERT_TRUE(ha::use_signal_for_testing(ha::signal::uvm_events));
+  EXPECT_EQ(tagged(), whole) << "nothing known of the past";
+  EXPECT_EQ(tagged(), base);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += c[i] != 3;
+  EXPECT_EQ(wrong, 0u);
 }
 
 // The ledger's exact count under concurrency: what eight threads allocate, create and free,

@@ -3,9 +3,13 @@
 #include "test_support.hpp"
 
 #include <unimem/allocator.hpp>
+#include <unimem/detail/uvm_counters.hpp>
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -18,6 +22,13 @@ __global__ void migration_spin_then_mark(std::uint64_t cycles, int* marker, int 
   while (static_cast<std::uint64_t>(clock64() - start) < cycles) {
   }
   marker[0] = value;
+}
+
+__global__ void migration_nothing(const int*, int*, int*, std::size_t) {}
+
+__global__ void migration_find(const int* p, std::size_t n, int value, int* found) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n && p[i] == value) *found = 1;
 }
 
 __global__ void migration_combine(const int* a, int* b, int* c, std::size_t n) {
@@ -197,6 +208,119 @@ TEST(HostFaults, EveryFirstTouchOfAPageAndEveryDeliberateFaultCounts) {
 #endif
 }
 
+namespace {
+namespace ha = unimem::detail::host_access;
+constexpr std::uintptr_t blk = ha::block_bytes;
+}  // namespace
+
+TEST(HostAccess, TheLogGivesTheTouchedBlocksOfARangeMergedAcrossSmallGaps) {
+  auto r = std::make_unique<ha::region>();
+  const std::uintptr_t base = std::uintptr_t{1} << 40;  // a buffer of 64 blocks at base
+  const std::uintptr_t lo = base + 100, hi = base + 64 * blk - 100;
+  ha::span out[4];
+  EXPECT_EQ(ha::touched_in(r.get(), 0, 0, lo, hi, 0, out, 4), 0) << "an empty log";
+  // Touches of one block in one look at the driver's events make one entry; in two looks, two
+  // (a record may remember the first).
+  ha::append(r.get(), base + 3 * blk, base + 4 * blk, false, 0);
+  ha::append(r.get(), base + 3 * blk, base + 4 * blk, false, 0);
+  EXPECT_EQ(r->newest.load(), 1u);
+  ha::append(r.get(), base + 3 * blk, base + 4 * blk, false, 1);
+  EXPECT_EQ(r->newest.load(), 2u);
+  ha::append(r.get(), base + 4 * blk, base + 5 * blk, false);
+  ha::append(r.get(), base + 40 * blk, base + 41 * blk, false);
+  ha::append(r.get(), base + 200 * blk, base + 201 * blk, false);  // another buffer's block
+  ha::append(r.get(), base - blk, base, false);                    // the block before it
+  ha::append(r.get(), base, base + blk, false);                    // its first block
+  const std::uint64_t now = r->newest.load();
+  ASSERT_EQ(now, 7u);
+  // No gap merged: three spans, clipped to the range, sorted.
+  ASSERT_EQ(ha::touched_in(r.get(), 0, now, lo, hi, 0, out, 4), 3);
+  EXPECT_EQ(out[0].lo, lo);
+  EXPECT_EQ(out[0].hi, base + blk);
+  EXPECT_EQ(out[1].lo, base + 3 * blk);
+  EXPECT_EQ(out[1].hi, base + 5 * blk);
+  EXPECT_EQ(out[2].lo, base + 40 * blk);
+  EXPECT_EQ(out[2].hi, base + 41 * blk);
+  // Gaps of up to 2 blocks merged: the first two spans become one.
+  ASSERT_EQ(ha::touched_in(r.get(), 0, now, lo, hi, 2 * blk, out, 4), 2);
+  EXPECT_EQ(out[0].lo, lo);
+  EXPECT_EQ(out[0].hi, base + 5 * blk);
+  // Gaps of up to 64 blocks merged: one span.
+  ASSERT_EQ(ha::touched_in(r.get(), 0, now, lo, hi, 64 * blk, out, 4), 1);
+  EXPECT_EQ(out[0].hi, base + 41 * blk);
+  // Only what came after `since` counts.
+  EXPECT_EQ(ha::touched_in(r.get(), 6, now, lo, hi, 0, out, 4), 1);
+  EXPECT_EQ(ha::touched_in(r.get(), 3, 6, lo, hi, 0, out, 4), 1);
+  EXPECT_EQ(ha::touched_in(r.get(), 4, 6, lo, hi, 0, out, 4), 0)
+      << "only another buffer's block and the block before the range";
+  // Too many spans for the caller: the whole range.
+  EXPECT_EQ(ha::touched_in(r.get(), 0, now, lo, hi, 0, out, 2), -1);
+  // An announcement or an entry covering everything leaves nothing known.
+  ha::append(r.get(), base + 10 * blk, base + 10 * blk + 8, true);
+  EXPECT_EQ(ha::touched_in(r.get(), now, now + 1, lo, hi, 0, out, 4), -1);
+  EXPECT_EQ(ha::touched_in(r.get(), now, now + 1, base + 11 * blk, hi, 0, out, 4), 0)
+      << "an announcement meets only its own span";
+  ha::append(r.get(), 0, ha::everywhere, false);
+  EXPECT_EQ(ha::touched_in(r.get(), now + 1, now + 2, base + 11 * blk, hi, 0, out, 4), -1);
+  // A record older than the log reaches: the whole range.
+  for (std::uint32_t k = 0; k < ha::log_capacity; ++k) {
+    ha::append(r.get(), base + 300 * blk + k * blk, base + 301 * blk + k * blk, false);
+  }
+  const std::uint64_t later = r->newest.load();
+  EXPECT_EQ(ha::touched_in(r.get(), now, later, lo, hi, 0, out, 4), -1);
+  EXPECT_EQ(ha::touched_in(r.get(), later - 10, later, lo, hi, 0, out, 4), 0);
+}
+
+TEST(HostAccess, OneLogForTheProcessThatAnnouncementsReach) {
+  ha::region* r = ha::the_region();
+  ASSERT_NE(r, nullptr);
+  const std::uint64_t e0 = ha::now();
+  int probe = 0;
+  ha::announce(&probe, sizeof probe);
+  const std::uint64_t e1 = ha::now();
+  EXPECT_GT(e1, e0);
+  ha::span out[1];
+  const std::uintptr_t p = reinterpret_cast<std::uintptr_t>(&probe);
+  EXPECT_EQ(ha::touched_since(e0, e1, p, p + 1, 0, out, 1), -1) << "an announcement is news";
+#if defined(__linux__)
+  // Every copy of unimem in the process (another shared library, a Python module) finds the
+  // same log: a memfd, which a second mapping shows with the announcement in it.
+  EXPECT_EQ(r->shared, 1);
+  const int fd = ha::find_region_fd();
+  ASSERT_GE(fd, 0);
+  ha::region* again = ha::map_region(fd);
+  ASSERT_NE(again, nullptr);
+  EXPECT_NE(again, r);
+  EXPECT_EQ(again->newest.load(), r->newest.load());
+  EXPECT_EQ(again->log[e1 % ha::log_capacity].lo, p);
+  munmap(again, ha::region_bytes);
+#endif
+}
+
+TEST(HostAccess, OnThePageFaultSignalAnyFaultLeavesNothingKnown) {
+  const bool exact = unimem_test::host_access_is_exact();
+  ASSERT_TRUE(ha::use_signal_for_testing(ha::signal::page_faults));
+  EXPECT_EQ(ha::source(), ha::signal::page_faults);
+  const std::uint64_t e0 = ha::now();
+  unimem_test::touch_a_fresh_page();
+  const std::uint64_t e1 = ha::now();
+  EXPECT_GT(e1, e0) << "a page fault added no entry";
+  int x = 0;
+  const std::uintptr_t p = reinterpret_cast<std::uintptr_t>(&x);
+  ha::span out[1];
+  EXPECT_EQ(ha::touched_since(e0, e1, p, p + 4, 0, out, 1), -1);
+  EXPECT_EQ(ha::now(), ha::now()) << "no fault, no entry";
+  if (exact) {
+    ASSERT_TRUE(ha::use_signal_for_testing(ha::signal::uvm_events));
+    const std::uint64_t e2 = ha::now();
+    unimem_test::touch_a_fresh_page();
+    EXPECT_EQ(ha::now(), e2) << "on the UVM signal a fault on ordinary memory is no news";
+  } else {
+    EXPECT_FALSE(ha::use_signal_for_testing(ha::signal::uvm_events))
+        << "no UVM tracker here, yet the uvm_events signal was accepted";
+  }
+}
+
 TEST(Intent, TagsCarryTheirIntent) {
   using unimem::detail::intent_choice;
   unimem::managed_buffer<int> b;
@@ -357,10 +481,22 @@ TEST(PlacementGpu, FirstTouchOnTheDevice) {
   UNIMEM_REQUIRE_GPU();
   const std::size_t n = 64 * mib / sizeof(int);
   const std::size_t before = free_memory(0);
+  const unimem::detail::uvm_counters uvm;
   unimem::managed_buffer<int> zeros(n, unimem::first_touch(location::device(0)));
   EXPECT_EQ(zeros.last_prefetch_location(), location::device(0));
-  EXPECT_GT(before - std::min(before, free_memory(0)), n * sizeof(int) / 2)
-      << "the pages were not created on the device";
+  if (uvm.counts_gpu_faults()) {
+    // The pages are on the GPU: a kernel over all of them takes no GPU fault. (The GPU's free
+    // memory says nothing here: the UVM driver keeps memory freed by earlier tests and gives
+    // it to the next allocation.)
+    unimem::device_buffer<int> found(1);
+    const std::uint64_t faults = uvm.gpu_faults();
+    unimem::launch(migration_find, unimem::grid_for(n), zeros.data(), n, 1, found);
+    unimem::synchronize();
+    EXPECT_EQ(uvm.gpu_faults(), faults) << "the pages were not created on the device";
+  } else {
+    EXPECT_GT(before - std::min(before, free_memory(0)), n * sizeof(int) / 2)
+        << "the pages were not created on the device";
+  }
 
   unimem::stream s;
   unimem::managed_buffer<int> raw(n, unimem::first_touch(location::device(0), s),
@@ -563,66 +699,141 @@ TEST(PlacementGpu, OnAnApuHintsAreNotNeededAndLaunchesStillCompute) {
             unimem::device(0).migrates_on_demand());
 }
 
+/// Three managed buffers of n ints (a = 1, b = c = 0) and a stream, with the tagged launch of
+/// migration_combine over them (in(a), inout(b), out(c)): after k launches b and c are k.
+struct combined {
+  explicit combined(std::size_t count)
+      : n(count), a(n, 1), b(n, 0), c(n, 0), cfg(unimem::grid_for(n).on(s)) {}
+  void launch() {
+    unimem::launch(migration_combine, cfg, unimem::in(a), unimem::inout(b), unimem::out(c), n);
+  }
+  /// Moves [p, p + bytes) to the host behind unimem's back (no CPU touch) and waits.
+  void raw_prefetch_to_host(const void* p, std::size_t bytes) {
+    const unimem::detail::backend::native_location host{true, -1};
+    unimem::detail::check(unimem::detail::backend::prefetch(p, bytes, host, s.get()),
+                          {__FILE__, __LINE__});
+    s.synchronize();
+  }
+  /// The elements that are not what `launches` launches leave (the host reads them all).
+  std::size_t wrong(int launches) {
+    s.synchronize();
+    std::size_t w = 0;
+    for (std::size_t i = 0; i < n; ++i) w += a[i] != 1 || b[i] != launches || c[i] != launches;
+    return w;
+  }
+  std::size_t n;
+  unimem::managed_buffer<int> a, b, c;
+  unimem::stream s;
+  unimem::launch_config cfg;
+};
+
 TEST(PlacementGpu, TaggedLaunchOverResidentDataPlacesNothingUntilTheHostTouchesIt) {
   UNIMEM_REQUIRE_GPU();
-  const std::size_t n = 4 * mib;
-  unimem::managed_buffer<int> a(n, 1), b(n, 0), c(n, 0);
-  unimem::stream s;
-  const auto cfg = unimem::grid_for(n).on(s);
-  const unimem::detail::backend::native_location host{true, -1};
-  auto launch = [&] {
-    unimem::launch(migration_combine, cfg, unimem::in(a), unimem::inout(b), unimem::out(c), n);
-  };
-  launch();
-  s.synchronize();
+  combined x(4 * mib);
+  unimem::managed_buffer<int>&a = x.a, &b = x.b, &c = x.c;
+  const std::size_t n = x.n;
+  x.launch();
+  x.s.synchronize();
   EXPECT_EQ(a.last_prefetch_location(), location::device(0));
-  // Behind unimem's back (no page fault): a's pages go to the host. A launch that still placed
+  // Behind unimem's back (no CPU touch): a's pages go to the host. A launch that still placed
   // its ranges would prefetch a again; one that trusts the record leaves it alone.
   const bool skipped = unimem_test::in_a_quiet_run([&] {
-    launch();
-    s.synchronize();
-    unimem::detail::check(
-        unimem::detail::backend::prefetch(a.data(), a.size_bytes(), host, s.get()),
-        {__FILE__, __LINE__});
-    s.synchronize();
-    launch();
-    s.synchronize();
+    x.launch();
+    x.s.synchronize();
+    x.raw_prefetch_to_host(a.data(), a.size_bytes());
+    x.launch();
+    x.s.synchronize();
     return a.last_prefetch_location() == location::host();
   });
   EXPECT_TRUE(skipped) << "a tagged launch over resident data placed it again";
-  // Every way the host can touch the data makes the next launch place it again.
-  auto placed_again_after = [&](const char* how, auto&& touch) {
+  // Every way the host can touch a buffer's GPU pages moves them back at the next tagged
+  // launch, even when the kernel itself touches nothing (migration_nothing): afterwards the CPU
+  // holds none of c's pages (mincore).
+  const long resident_at_start = unimem_test::cpu_resident_pages(c.data(), c.size_bytes());
+  if (resident_at_start < 0) GTEST_SKIP() << "no mincore here";
+  EXPECT_EQ(resident_at_start, 0) << "the tagged launch left pages of c on the host";
+  auto moved_back_after = [&](const char* how, auto&& touch) {
     SCOPED_TRACE(how);
-    launch();
-    s.synchronize();
-    unimem::detail::check(
-        unimem::detail::backend::prefetch(a.data(), a.size_bytes(), host, s.get()),
-        {__FILE__, __LINE__});
-    s.synchronize();
     touch();
-    launch();
-    s.synchronize();
-    EXPECT_EQ(a.last_prefetch_location(), location::device(0));
+    EXPECT_GT(unimem_test::cpu_resident_pages(c.data(), c.size_bytes()), 0)
+        << "the touch took no page to the host";
+    unimem::launch(migration_nothing, x.cfg, unimem::in(a), unimem::inout(b), unimem::out(c), n);
+    x.s.synchronize();
+    unimem::synchronize();  // the moves run beside the kernel, on this thread's stream
+    EXPECT_EQ(unimem_test::cpu_resident_pages(c.data(), c.size_bytes()), 0)
+        << "the tagged launch left what the host took where it was";
   };
-  placed_again_after("a CPU write through operator[] of another buffer's GPU pages",
-                     [&] { c[n / 2] = 5; });
-  placed_again_after("a CPU read through a raw pointer", [&] {
+  moved_back_after("a CPU write through operator[]", [&] { c[n / 2] = 5; });
+  moved_back_after("a CPU read through a raw pointer", [&] {
     const volatile int* raw = c.data();
     (void)raw[n - 1];
   });
+  moved_back_after("writes from another thread, in two places", [&] {
+    std::thread t([&] {
+      c[3] = 5;
+      c[n - 3] = 5;
+    });
+    t.join();
+  });
+  // What unimem cannot see (pages moved without a CPU fault) is said with host_touched, or is
+  // unimem's own move of a view: the next launch places the buffer again, whole.
+  auto placed_again_after = [&](const char* how, auto&& touch) {
+    SCOPED_TRACE(how);
+    x.launch();
+    x.s.synchronize();
+    x.raw_prefetch_to_host(a.data(), a.size_bytes());
+    touch();
+    x.launch();
+    x.s.synchronize();
+    EXPECT_EQ(a.last_prefetch_location(), location::device(0));
+  };
   placed_again_after("host_touched(a)", [&] { unimem::host_touched(a); });
-  placed_again_after("host_touched(view of c)", [&] { unimem::host_touched(c.view()); });
-  placed_again_after("ready_for_host of a view of c (pages moved with no record)",
-                     [&] { (void)unimem::ready_for_host(c.view().subview(0, 1000), s); });
+  placed_again_after("host_touched(view of a)", [&] { unimem::host_touched(a.view()); });
+  placed_again_after("ready_for_host of a view of a (pages moved with no record)",
+                     [&] { (void)unimem::ready_for_host(a.view().subview(0, 1000), x.s); });
   placed_again_after("prefetch of a to the host through unimem",
-                     [&] { (void)unimem::prefetch(a, location::host(), s); });
+                     [&] { (void)unimem::prefetch(a, location::host(), x.s); });
   // And the data is right throughout: 1 + b's count of launches.
-  s.synchronize();
-  std::size_t wrong = 0;
   const int launches = b[0];
-  for (std::size_t i = 0; i < n; ++i) wrong += a[i] != 1 || b[i] != launches || c[i] != launches;
-  EXPECT_EQ(wrong, 0u);
-  EXPECT_GE(launches, 9);
+  EXPECT_EQ(x.wrong(launches), 0u);
+  EXPECT_GE(launches, 7);
+}
+
+TEST(PlacementGpu, HostFaultsOnOtherMemoryLeaveRecordsHolding) {
+  UNIMEM_REQUIRE_GPU();
+  if (!unimem_test::host_access_is_exact()) {
+    GTEST_SKIP() << "host touches are learnt from the process's page-fault count here (no UVM "
+                    "driver events): any fault makes every record stop holding";
+  }
+  combined x(4 * mib);
+  auto trusted_after = [&](const char* how, auto&& work) {
+    SCOPED_TRACE(how);
+    x.launch();
+    x.s.synchronize();
+    // a's pages to the host behind unimem's back: only a launch that trusts a's record leaves
+    // them there.
+    x.raw_prefetch_to_host(x.a.data(), x.a.size_bytes());
+    work();
+    x.launch();
+    x.s.synchronize();
+    EXPECT_EQ(x.a.last_prefetch_location(), location::host()) << "a's record stopped holding";
+  };
+  trusted_after("one fresh page of ordinary memory", [] { unimem_test::touch_a_fresh_page(); });
+  trusted_after("a second thread allocating and touching 64 MiB", [] {
+    std::thread t([] {
+      for (int k = 0; k < 64; ++k) {
+        std::vector<char> v(std::size_t{1} << 20);
+        for (std::size_t i = 0; i < v.size(); i += 4096) v[i] = 1;
+      }
+    });
+    t.join();
+  });
+  trusted_after("a CPU write to another buffer's GPU pages", [&] { x.c[x.n / 2] = 5; });
+  trusted_after("a std::vector of 32 MiB", [] {
+    std::vector<int> v(8 * mib, 3);
+    EXPECT_EQ(v[v.size() - 1], 3);
+  });
+  EXPECT_EQ(x.wrong(x.b[0]), 0u);
 }
 
 TEST(PlacementGpu, ExplicitPrefetchOfAPlacedBufferIsFreeAndFirstTouchRecords) {

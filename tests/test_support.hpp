@@ -9,6 +9,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 namespace unimem_test {
 
@@ -49,20 +54,60 @@ struct pretend_regime {
   int id_;
 };
 
-/// Runs attempt() until one run took no page fault in the process from start to end, and returns
-/// that run's verdict (false, with a failure, when none of 10 was quiet). A fault anywhere makes
-/// every placement record stop holding by design (detail/placement_record.hpp), so only a quiet
-/// run shows what the records decide; a run another fault disturbed (a lazy allocation, a new
-/// thread's stack) says nothing.
+/// Runs attempt() until one run left the host-access log as it found it (no entry added from
+/// start to end), and returns that run's verdict (false, with a failure, when none of 10 was
+/// quiet). Where the log learns from the process's page-fault count (signal page_faults), a
+/// fault anywhere makes every placement record stop holding by design
+/// (detail/host_access.hpp), so only a quiet run shows what the records decide; a run another
+/// fault disturbed (a lazy allocation, a new thread's stack) says nothing.
 template <class F>
 bool in_a_quiet_run(F&& attempt) {
   for (int i = 0; i < 10; ++i) {
-    const std::uint64_t f0 = unimem::detail::host_faults();
+    const std::uint64_t e0 = unimem::detail::host_access::now();
     const bool verdict = attempt();
-    if (unimem::detail::host_faults() == f0) return verdict;
+    if (unimem::detail::host_access::now() == e0) return verdict;
   }
-  ADD_FAILURE() << "no run of 10 was free of page faults";
+  ADD_FAILURE() << "no run of 10 left the host-access log as it was";
   return false;
+}
+
+/// The 4 KiB pages of [p, p + bytes) that the CPU holds mapped now (mincore: exact on managed
+/// memory, 0 after a prefetch to a GPU, the pages of a CPU fault after one), or -1 where mincore
+/// is not available.
+inline long cpu_resident_pages(const void* p, std::size_t bytes) {
+#if defined(__linux__)
+  const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(p) & ~(page - 1);
+  const std::uintptr_t hi = reinterpret_cast<std::uintptr_t>(p) + bytes;
+  std::vector<unsigned char> v((hi - lo + page - 1) / page);
+  if (mincore(reinterpret_cast<void*>(lo), hi - lo, v.data()) != 0) return -1;
+  long n = 0;
+  for (unsigned char c : v) n += c & 1;
+  return n;
+#else
+  (void)p;
+  (void)bytes;
+  return -1;
+#endif
+}
+
+/// Whether the process learns host touches from the UVM driver's CPU-fault events (NVIDIA);
+/// else from its page-fault count (detail/host_access.hpp).
+inline bool host_access_is_exact() {
+  (void)unimem::detail::host_access::now();  // decided
+  return unimem::detail::host_access::source() ==
+         unimem::detail::host_access::signal::uvm_events;
+}
+
+/// Touches one fresh page of ordinary memory (a page fault the process takes that has nothing
+/// to do with managed memory), on this thread.
+inline void touch_a_fresh_page() {
+#if defined(__linux__)
+  void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return;
+  *static_cast<volatile char*>(p) = 1;
+  munmap(p, 4096);
+#endif
 }
 
 }  // namespace unimem_test

@@ -9,6 +9,7 @@
 #include "config.hpp"
 #include "detail/atomic.hpp"
 #include "detail/backend/backend.hpp"
+#include "detail/host_access.hpp"
 #include "error.hpp"
 #include "version.hpp"
 
@@ -872,6 +873,15 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string report()
     s.append(" (uses host page tables: ")
         .append(detail::yes_no(p.pageable_memory_access_uses_host_page_tables));
     s.append(", integrated: ").append(detail::yes_no(p.integrated)).append(")\n");
+  }
+  if (n > 0) {
+    namespace ha = detail::host_access;
+    (void)ha::now();  // decides where the placement records learn of host touches
+    s.append("placement records: host touches learnt from ")
+        .append(ha::source() == ha::signal::uvm_events
+                    ? "the UVM driver's CPU-fault events (the touched 2 MiB blocks move again)"
+                    : "the process's page-fault count (any fault places tagged buffers again)")
+        .append("\n");
   }
   return s;
 }

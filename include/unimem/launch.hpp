@@ -139,12 +139,15 @@ void collect_tag(placement_range*& next, const Arg& a) noexcept {
   }
 }
 
-/// Places the tagged ranges on `device`, on stream s, in stream order before the kernel, through
-/// the one placement path (placement.hpp): a range whose record says it is there already costs
-/// nothing; the others are moved there, or mapped for it where their intent says so. The same
-/// range tagged twice (in(b), inout(b)) is placed once, with the first intent a tag names.
+/// Places the tagged ranges on `device` (the current device), on stream s, in stream order
+/// before the kernel, through the one placement path (placement.hpp): a range whose record says
+/// it is there already costs nothing, and of one the host touched since only the touched spans
+/// move, beside the kernel (a few of them kept in `later`, for after the launch); the others
+/// are moved there, or mapped for it where their intent says so. The same range tagged twice
+/// (in(b), inout(b)) is placed once, with the first intent a tag names.
 template <std::size_t N>
-void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, call_site where) {
+void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, call_site where,
+                      touched_later& later) {
   std::size_t count = 0;
   for (std::size_t i = 0; i < N; ++i) {
     bool repeated = false;
@@ -164,7 +167,7 @@ void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, ca
     if (!device_memory) ranges[kept++] = ranges[i];
   }
   (void)place(ranges, kept, location::device(device), s, "unimem::launch (access tags)", where,
-              true);
+              true, &later);
 }
 
 }  // namespace detail
@@ -181,8 +184,10 @@ void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, ca
 /// Arguments tagged with unimem::in(), out() or inout() are placed on the launching device,
 /// on cfg.stream, before the kernel (see access.hpp): moved there, or mapped for it where their
 /// intent says so (in(a, unimem::intent::map)); untagged buffers are not placed. A
-/// managed_buffer already placed there by an earlier launch, with no page fault in the process
-/// since, costs nothing more (its placement record, docs/architecture.md).
+/// managed_buffer already placed there by an earlier launch costs nothing more (its placement
+/// record, docs/architecture.md), unless the host touched it since: then only the touched 2 MiB
+/// blocks move, on the calling thread's per-thread stream beside the kernel (a few, after the
+/// kernel is launched, so that it does not wait for them).
 ///
 /// The launching device: cfg.device when set (made current for the launch); else the stream's
 /// device where it is known (a unimem::stream knows it; for a native handle in a launch with
@@ -216,15 +221,17 @@ void launch(void (*kernel)(Params...), detail::located_config located, Args&&...
       // The launching device, made current for the launch where it is not (see launch_device).
       const detail::launch_device launching(cfg, tagged != 0, where);
       {
+        detail::touched_later later;
         if constexpr (tagged != 0) {
           detail::placement_range ranges[tagged];
           detail::placement_range* next = ranges;
           (detail::collect_tag(next, args), ...);
-          detail::place_for_launch(ranges, launching.id, cfg.stream, where);
+          detail::place_for_launch(ranges, launching.id, cfg.stream, where, later);
         }
         detail::launch_parameters(
             kernel, cfg, where,
             detail::to_parameter<Params>(detail::kernel_value(std::forward<Args>(args)))...);
+        if (later.count != 0) later.move(where);  // the few pages the host touched, beside it
       }
     } else {
       detail::parameter_list<Params...>::template diagnose<Args...>(

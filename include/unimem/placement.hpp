@@ -188,31 +188,94 @@ inline void unmap_range(const void* p, std::size_t bytes, call_site where) {
   });
 }
 
-/// Whether a range of `how` needs nothing towards device d: its record says it is there (moved,
-/// or mapped for d, as `how` allows) and the process has taken no page fault since.
-inline bool already_placed(const placement_range& r, int d, std::uint64_t faults) noexcept {
-  if (r.record == nullptr) return false;
-  const bool moved_ok = r.how != intent_choice::map;
-  const bool mapped_ok = r.how == intent_choice::follow || r.how == intent_choice::map;
-  return (moved_ok && r.record->holds(placement_record::stamp(d, false, faults))) ||
-         (mapped_ok && r.record->holds(placement_record::stamp(d, true, faults)));
+/// Touched blocks closer than this are moved back by one prefetch call, the resident blocks
+/// between them included: on the H200 a prefetch call that moves pages costs 35-90 us, and
+/// visiting a resident 2 MiB block 1.5-2 us (scripts/probes/uvm_tools.cu).
+constexpr std::uintptr_t touched_merge_gap = std::uintptr_t{32} << 20;
+/// More separate touched spans than this in one range: the range is placed whole.
+constexpr int touched_spans_max = 16;
+
+/// The touched spans a launch moves back beside its kernel (place(), for tags). Where they
+/// visit at most `blocks_max` 2 MiB blocks in all, they are kept here and moved right after the
+/// kernel is launched (move()), overlapping it: a GPU fault on a few pages costs about what the
+/// prefetch call itself costs (H200: +1 to +60 us a page by where the kernel meets it, against
+/// 15-20 us a call), so the kernel should not wait for the call. More than that, they are moved
+/// at once, before the kernel, which then faults on none of them (164 pages of 64 MiB: 2.8 ms
+/// by GPU faults, 0.7-1.1 ms by one prefetch first). scripts/probes/uvm_tools.cu.
+struct touched_later {
+  static constexpr std::size_t blocks_max = 16;
+  static constexpr int capacity = 8;
+  host_access::span spans[capacity];
+  int count = 0;
+  std::size_t blocks = 0;
+  int device = -1;
+
+  /// Keeps the spans to move after the launch; false (nothing kept) where they are too many.
+  bool keep(const host_access::span* parts, int n, int d) noexcept {
+    std::size_t more = 0;
+    for (int k = 0; k < n; ++k) {
+      more += (parts[k].hi - parts[k].lo + host_access::block_bytes - 1) / host_access::block_bytes;
+    }
+    if (count + n > capacity || blocks + more > blocks_max || (device >= 0 && device != d)) {
+      return false;
+    }
+    for (int k = 0; k < n; ++k) spans[count++] = parts[k];
+    blocks += more;
+    device = d;
+    return true;
+  }
+  /// Prefetches the kept spans to their device on the calling thread's per-thread stream.
+  void move(call_site where) {
+    const backend::native_location to{false, device};
+    for (int k = 0; k < count; ++k) {
+      check(backend::prefetch(reinterpret_cast<const void*>(spans[k].lo),
+                              spans[k].hi - spans[k].lo, to, backend::per_thread_stream()),
+            where);
+    }
+    count = 0;
+    blocks = 0;
+  }
+};
+
+/// What a range of `how` still needs towards device d, by its record and the host-access log
+/// (host_access.hpp): 0 nothing (placed there, and nothing since meets it); n > 0 the n spans of
+/// `parts` the host touched since (a range moved there); -1 all of it (no record of a placement
+/// there, one that `how` does not accept, or a log entry that leaves nothing known). A range
+/// mapped for d stays where it is whatever the host touches: only an announcement meets it.
+inline int still_needed(const placement_range& r, int d, std::uint64_t now,
+                        host_access::span* parts) noexcept {
+  if (r.record == nullptr) return -1;
+  const std::uint64_t w = r.record->word();
+  if (w == 0 || placement_record::device_of(w) != d) return -1;
+  const bool mapped = placement_record::mapped_of(w);
+  const bool accepted = mapped ? (r.how == intent_choice::follow || r.how == intent_choice::map)
+                               : r.how != intent_choice::map;
+  if (!accepted) return -1;
+  const std::uint64_t since = placement_record::entry_of(w);
+  if (since == placement_record::entry_of(now)) return 0;
+  const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(r.ptr);
+  const int n = host_access::touched_since(since, now, lo, lo + r.bytes, touched_merge_gap,
+                                           parts, touched_spans_max);
+  return mapped && n > 0 ? 0 : n;
 }
 
 /// The one placement path: every range to l, in order on stream s. For each range:
-/// 1. towards a GPU, nothing when its record holds (already there, no fault since: no runtime
-///    call at all);
+/// 1. towards a GPU, by its record (still_needed): nothing when it is all there (no runtime
+///    call at all), or a prefetch of just the spans the host touched since; for a launch's tags
+///    (`later` given) on the calling thread's per-thread stream, beside the kernel, and where
+///    they are few, kept in `later` and moved after the kernel is launched (touched_later);
 /// 2. its intent (towards a GPU): map gives the missing advice, move withdraws a mapping,
 ///    follow asks the runtime whether the range is mapped (then this GPU maps it too);
 /// 3. a range that is not mapped is prefetched (a mapped one is host memory the GPU maps, and
 ///    towards the host it is there already);
 /// 4. the record remembers a placement on a GPU and forgets one on the host. Pages moved
 ///    without a record to the host, or to one GPU of several, may be pages some buffer's record
-///    places elsewhere: one fault on purpose makes every record stop holding.
+///    places elsewhere: they are announced to the host-access log, which every record meets.
 /// Empty ranges are skipped; the location and the capability policy are checked once. Returns
 /// empty when every range is empty.
 inline hint_status place(const placement_range* ranges, std::size_t count, location l,
                          stream_ref s, const char* what, call_site where,
-                         bool location_known_valid = false) {
+                         bool location_known_valid = false, touched_later* later = nullptr) {
   bool any = false;
   for (std::size_t i = 0; i < count && !any; ++i) any = ranges[i].bytes != 0;
   if (!any) return hint_status::empty;
@@ -222,11 +285,28 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
   if (gate(cap, what, where) == hint_status::unsupported) return hint_status::unsupported;
   const backend::native_location native{l.is_host(), l.device_id()};
   const int d = l.is_device() ? l.device_id() : no_device;
-  const std::uint64_t faults = host_faults();
-  bool unrecorded_move = false;
+  const std::uint64_t now = host_access::now();
   for (std::size_t i = 0; i < count; ++i) {
     const placement_range& r = ranges[i];
-    if (r.bytes == 0 || (d >= 0 && already_placed(r, d, faults))) continue;
+    if (r.bytes == 0) continue;
+    if (d >= 0) {
+      host_access::span parts[touched_spans_max];
+      const int n = still_needed(r, d, now, parts);
+      if (n >= 0) {
+        if (n > 0 && (later == nullptr || !later->keep(parts, n, d))) {
+          const backend::stream_handle on =
+              later != nullptr ? backend::per_thread_stream() : s.get();
+          for (int k = 0; k < n; ++k) {
+            check(backend::prefetch(reinterpret_cast<const void*>(parts[k].lo),
+                                    parts[k].hi - parts[k].lo, native, on),
+                  where);
+          }
+        }
+        r.record->set(placement_record::stamp(
+            d, placement_record::mapped_of(r.record->word()), now));
+        continue;
+      }
+    }
     bool mapped = false;
     if (r.how == intent_choice::map && d >= 0) {
       map_range(r.ptr, r.bytes, d, where);
@@ -239,19 +319,19 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
     }
     if (!mapped) check(backend::prefetch(r.ptr, r.bytes, native, s.get()), where);
     if (r.record == nullptr) {
-      unrecorded_move = unrecorded_move || (!mapped && (d < 0 || device_count(where) > 1));
+      if (!mapped && (d < 0 || device_count(where) > 1)) host_access::announce(r.ptr, r.bytes);
     } else if (d >= 0) {
-      r.record->set(placement_record::stamp(d, mapped, faults));
+      r.record->set(placement_record::stamp(d, mapped, now));
     } else {
       r.record->forget();
     }
   }
-  if (unrecorded_move) fault_on_purpose();
   return hint_status::applied;
 }
 
 /// Advice for [p, p + bytes). A buffer's record forgets (its mapping may have changed); advice
-/// over a view that may change a mapping makes every record stop holding (fault_on_purpose).
+/// over a view that may change a mapping is announced to the host-access log, so that every
+/// record meeting the range places its buffer again.
 inline hint_status advise_bytes(const void* p, std::size_t bytes, advice a, location l, bool set,
                                 placement_record* record, call_site where) {
   if (bytes == 0) return hint_status::empty;
@@ -284,7 +364,7 @@ inline hint_status advise_bytes(const void* p, std::size_t bytes, advice a, loca
   if (record != nullptr) {
     record->forget();
   } else if (a != advice::read_mostly) {
-    fault_on_purpose();
+    host_access::announce(p, bytes);
   }
   return hint_status::applied;
 }
@@ -324,12 +404,12 @@ inline hint_status set_intent_bytes(const void* p, std::size_t bytes, intent i, 
   }
   if (record != nullptr) {
     if (i == intent::map) {
-      record->set(placement_record::stamp(gpu.device_id(), true, host_faults()));
+      record->set(placement_record::stamp(gpu.device_id(), true, host_access::now()));
     } else {
       record->forget();
     }
   } else {
-    fault_on_purpose();
+    host_access::announce(p, bytes);
   }
   return hint_status::applied;
 }
@@ -535,15 +615,14 @@ hint_status ready_for_host(view<T> v, stream_ref s = {}, call_site where = call_
 }
 
 /// @brief Says that the range's pages may have moved where unimem did not see it: the next
-/// tagged launch places them again. Call it after a raw prefetch
-/// (cudaMemPrefetchAsync/hipMemPrefetchAsync), a raw kernel on another GPU, or host writes
-/// unimem could not have noticed. CPU reads and writes of pages on a GPU are noticed without it:
-/// each is a page fault, and a buffer's record holds only while the process takes none
-/// (docs/architecture.md, "Placement records"). For a view, every buffer's record stops
-/// holding (a view does not know its buffer); for a buffer, only its own. No runtime call.
+/// tagged launch over a buffer that meets the range places that buffer again. Call it after a
+/// raw prefetch (cudaMemPrefetchAsync/hipMemPrefetchAsync), a raw kernel on another GPU, or
+/// anything else that moves pages without the CPU touching them. CPU reads and writes of pages
+/// on a GPU are noticed without it (docs/architecture.md, "Placement records"). For a buffer,
+/// only its own record forgets. No runtime call.
 template <class T>
 void host_touched(view<T> v) noexcept {
-  if (!v.empty()) detail::fault_on_purpose();
+  if (!v.empty()) detail::host_access::announce(v.data(), v.size_bytes());
 }
 
 /// @brief Attaches managed memory to stream s (hipStreamAttachMemAsync /

@@ -9,12 +9,15 @@
 #   migration_overrides                  a test hook (per library)
 #   regime_overrides                     a test hook (per library), like migration_overrides
 #   fault_on_purpose()::page             the page unimem faults on (any page will do)
+#   the_region()::r                      where this copy mapped the process's host-access log:
+#                                        every copy finds the same memfd (host_access.hpp)
 #   cuda_driver::...                     driver entry points looked up once (the same in every copy)
 # Usage: cmake -DNM=<nm> -DLIBRARIES=<a.so;b.so> -P static_state.cmake
 set(_allowed "property_cache\\(\\)::slots" "overflow_cache\\(\\)::head"
              "unsupported_policy_state\\(\\)::state" "migration_overrides\\(\\)::values"
              "regime_overrides\\(\\)::values"
-             "fault_on_purpose\\(\\)::page" "backend::cuda_driver::")
+             "fault_on_purpose\\(\\)::page" "the_region\\(\\)::r"
+             "backend::cuda_driver::")
 set(_problems "")
 set(_seen 0)
 foreach(_lib IN LISTS LIBRARIES)

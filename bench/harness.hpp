@@ -135,6 +135,9 @@ void steady_state(const options& o);
 /// the GPU, at each --stream-mib size: raw managed memory, managed_buffer untagged, tagged, and
 /// tagged with intent map.
 void stream_bench(const options& o);
+/// @brief 2c. The triad over arrays already on the GPU, tagged and untagged, while the host
+/// between launches faults fresh memory, runs a faulting thread, or touches one of the arrays.
+void living_host(const options& o);
 /// @brief 3. The host's cost of enqueueing a launch, raw vs unimem::launch.
 void launch_overhead(const options& o);
 /// @brief 4. CPU and GPU taking turns on one value and on one page.

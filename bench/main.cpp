@@ -15,6 +15,13 @@
 // bandwidth >= 0.98), and tags with intent map (the arrays stay in host memory). Every
 // variant's results are checked against BabelStream's gold values.
 //
+// Section "living-host" (living_host.cpp; alone: unimem-bench --only living-host): the triad
+// over three arrays already on the GPU, tagged and untagged in turn, while the host between
+// launches does nothing, faults one fresh page, runs a thread that keeps faulting fresh memory,
+// or reads or writes pages of one of the arrays (issue 36); at the --stream-mib sizes. Targets:
+// tagged / untagged bandwidth >= 0.95 where the host leaves the arrays alone; where it touches
+// one, tagged no slower than untagged, moving no more than the host took (UVM counters).
+//
 // Section "init" (init.cpp; alone: unimem-bench --only init): where a new managed_buffer's
 // value initialisation should run. Fresh arrays of 64 and 1024 MiB (--init-mib, or --init-kib
 // for small ones; --quick: 64 MiB), built by managed_buffer(n) (the default: the GPU zeroes
@@ -127,8 +134,8 @@ options parse(int argc, char** argv) {
                    "init's array sizes; default 64,1024 MiB; --quick: 64)\n"
                    "                    [--only SECTION,...]  (pipeline, results-back, "
                    "pipeline-sweep, movement,\n"
-                   "                     steady-state, stream, launch, ping-pong, two-gpus, "
-                   "init, pool)\n");
+                   "                     steady-state, stream, living-host, launch, ping-pong, "
+                   "two-gpus, init, pool)\n");
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
@@ -171,6 +178,7 @@ int main(int argc, char** argv) {
         {"movement", unimem_bench::movement},
         {"steady-state", unimem_bench::steady_state},
         {"stream", unimem_bench::stream_bench},
+        {"living-host", unimem_bench::living_host},
         {"launch", unimem_bench::launch_overhead},
         {"ping-pong", unimem_bench::ping_pong},
         {"two-gpus", unimem_bench::two_gpus},

@@ -136,8 +136,12 @@ void report(const options& o) {
   // Moving data: unimem's host -> GPU prefetch at --size-mib against a pinned copy, and
   // the other direction; the crossover of mapping vs moving; the pipeline by size.
   const std::string at = std::to_string(o.size_mib) + "MiB";
-  add("movement " + at + " host->GPU: unimem prefetch vs pinned copy, bandwidth (target >= 0.90)",
-      "movement", at.c_str(), {"h2d-prefetch", "unimem"}, {"h2d-pinned-copy", "raw"}, 0.90, false);
+  // The ceiling of a prefetch is the runtime's own prefetch (on the H200 it moves 0.88 of a
+  // pinned copy's bandwidth): unimem is judged against that; the pinned copy is for reference.
+  add("movement " + at + " host->GPU: unimem prefetch vs raw prefetch, bandwidth (target >= 0.98)",
+      "movement", at.c_str(), {"h2d-prefetch", "unimem"}, {"h2d-prefetch", "raw"}, 0.98, false);
+  add("movement " + at + " host->GPU: unimem prefetch vs pinned copy, bandwidth", "movement",
+      at.c_str(), {"h2d-prefetch", "unimem"}, {"h2d-pinned-copy", "raw"});
   add("movement " + at + " host->GPU: raw prefetch vs pinned copy, bandwidth", "movement",
       at.c_str(), {"h2d-prefetch", "raw"}, {"h2d-pinned-copy", "raw"});
   add("movement " + at + " GPU->host: unimem ready_for_host vs pinned copy, bandwidth",

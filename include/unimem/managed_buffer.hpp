@@ -158,7 +158,8 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   // ---- placement (see placement.hpp for the free functions over views and sub-ranges) ----
 
   /// @brief Queues a migration of all pages to l on stream s (asynchronous, stream-ordered);
-  /// nothing where unimem placed the buffer at l and the process has taken no page fault since.
+  /// nothing where unimem placed the buffer at l and the host touched none of it since (only
+  /// the touched 2 MiB blocks where it did: docs/architecture.md, "Placement records").
   hint_status prefetch(location l, stream_ref s = {}, call_site where = call_site::current()) const {
     return unimem::prefetch(*this, l, s, where);
   }
@@ -224,7 +225,8 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   friend detail::placement_record* unimem_detail_placement_record(const managed_buffer& b) noexcept {
     return &b.record_;
   }
-  // Where unimem last placed the pages, and the fault count then (detail/placement_record.hpp).
+  // Where unimem last placed the pages, and the host-access log's entry then
+  // (detail/placement_record.hpp).
   mutable detail::placement_record record_;
 };
 

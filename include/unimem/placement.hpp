@@ -2,8 +2,10 @@
 // containers, first touch, stream attachment and readiness for CPU access, all through one
 // placement path (detail::place), which checks the location, applies the capability policy
 // (placement_policy.hpp) once and queues the runtime's calls in stream order. A managed_buffer's
-// placement record (detail/placement_record.hpp) lets the path skip what is already in place;
-// intents live in the runtime's own advice. Nothing here is process-wide or keyed by address.
+// placement record (detail/placement_record.hpp) lets the path skip what is already in place,
+// asking the process's host-access log (detail/host_access.hpp) what the host touched since;
+// intents live in the runtime's own advice. No table of buffers, nothing keyed by a buffer's
+// address: the log holds spans of addresses the host touched, shared by every copy of unimem.
 /// @file
 /// @brief Where managed data lives: prefetch(), advise() and unadvise() with their queries,
 /// first_touch(), attach() and ready_for_host(), over views and containers.

@@ -10,7 +10,10 @@
 //   copies and fills, synchronous and on a stream, between random sub-ranges of any buffers
 //   (within one buffer when the ranges do not overlap), kernels through each way launch() takes
 //   a buffer (access tags with either intent, plain views, whole buffers), prefetches, advice,
-//   intents, event waits, stream/event/device synchronisation and ready_for_host. Pool buffers
+//   intents, event waits, stream/event/device synchronisation and ready_for_host, and a living
+//   host: the CPU writing and reading sub-ranges of host-accessible buffers through memory
+//   (operator[] or the raw pointer; each read compared with the model at once), and faulting
+//   fresh pages of ordinary memory on the executing thread or a second one. Pool buffers
 //   are stream-ordered (as cudaMallocAsync): one is allocated on a stream s and filled there
 //   with fill_async (its memory may be a block that earlier work on s still uses, so only work
 //   ordered after that fill touches it), freed in the order of its stream (or of the stream
@@ -33,7 +36,8 @@
 // - the model (contents_model) applies an operation list to host vectors;
 // - the executor runs the list through unimem; the test compares each checked buffer with the
 //   model: managed, pool and pinned buffers read on the host, device buffers copied back with
-//   unimem::copy. A mismatch stops that seed and reports the seed, the check, the first
+//   unimem::copy. On the GPU a further thread faults fresh memory all the time (the placement
+//   records must hold through it, and let go of what the host touched). A mismatch stops that seed and reports the seed, the check, the first
 //   differing element, the operations on that buffer since its allocation, and the replay
 //   command.
 //
@@ -48,6 +52,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -58,6 +63,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -148,6 +154,9 @@ enum class op_kind : std::uint8_t {
   event_sync,      // event recorded on t, event.synchronize()
   device_sync,     // unimem::synchronize()
   ready_for_host,  // managed or pool a[a_off, +len), on stream s (s < 0: waits for the device)
+  host_write,      // the CPU writes value into a[a_off, +len) through memory (not device memory)
+  host_read,       // the CPU reads a[a_off, +len) through memory and compares it with the model
+  host_faults,     // the host faults n fresh pages of ordinary memory (kOnAnotherThread: there)
   check,           // a compared with the model
 };
 
@@ -196,6 +205,7 @@ constexpr std::uint8_t kWholeSource = 2;     // copy: the whole source buffer as
 constexpr std::uint8_t kToHost = 4;          // prefetch: to the host, not the device
 constexpr std::uint8_t kMapped = 4;          // set_intent: mapped, not moved
 constexpr std::uint8_t kNamedGpu = 8;        // set_intent: the GPU named
+constexpr std::uint8_t kOnAnotherThread = 1;  // host_faults: on a second thread
 constexpr std::uint8_t kOtherSpelling = 16;  // the free function or stream_ref form instead
                                              // (pool buffers have no placement members: a
                                              // whole-buffer prefetch or ready_for_host of one
@@ -373,6 +383,17 @@ std::string describe(const op& o, std::size_t index) {
                 ? ((o.form & kOtherSpelling) ? " (ready_for_host(buffer))" : " (member)")
                 : "");
       if (s < 0) r << " (waits for the device)";
+      break;
+    case op_kind::host_write:
+      r << "host writes " << ra << " = " << o.value
+        << ((o.form & kOtherSpelling) ? " (operator[])" : " (data())");
+      break;
+    case op_kind::host_read:
+      r << "host reads " << ra << ((o.form & kOtherSpelling) ? " (operator[])" : " (data())");
+      break;
+    case op_kind::host_faults:
+      r << "host faults " << o.n << " fresh pages"
+        << ((o.form & kOnAnotherThread) ? " on another thread" : "");
       break;
     case op_kind::check: r << "check B" << a; break;
   }
@@ -606,10 +627,12 @@ class generator {
 
   void step() {
     int live = 0, managed = 0, with_managed_memory = 0;  // the last: managed or pool
+    int host_accessible = 0;
     for (const shape& b : slots_) {
       live += b.live;
       managed += b.live && b.mem == memory::managed;
       with_managed_memory += b.live && placeable(b.mem);
+      host_accessible += b.live && b.mem != memory::device;
     }
     struct weighted {
       op_kind kind;
@@ -632,6 +655,9 @@ class generator {
         {op_kind::event_sync, 2u},
         {op_kind::device_sync, 1u},
         {op_kind::ready_for_host, with_managed_memory == 0 ? 0u : 3u},
+        {op_kind::host_write, host_accessible == 0 ? 0u : 4u},
+        {op_kind::host_read, host_accessible == 0 ? 0u : 4u},
+        {op_kind::host_faults, 3u},
     };
     unsigned total = 0;
     for (const weighted& w : choices) total += w.weight;
@@ -674,7 +700,35 @@ class generator {
         break;
       }
       case op_kind::ready_for_host: ready_for_host(); break;
+      case op_kind::host_write:
+      case op_kind::host_read: host_touch(kind); break;
+      case op_kind::host_faults: {
+        op o;
+        o.kind = op_kind::host_faults;
+        o.n = rng_.percent(70) ? 1 + rng_.below(4) : 16 + rng_.below(512);
+        if (rng_.percent(40)) o.form |= kOnAnotherThread;
+        emit(o);
+        break;
+      }
       case op_kind::check: break;
+    }
+  }
+
+  /// The CPU writes or reads part of a buffer it can reach, through memory: a host-side
+  /// operation, ordered like a synchronous fill (the host waits for the buffer's work first).
+  void host_touch(op_kind kind) {
+    op o;
+    o.kind = kind;
+    o.a = static_cast<std::int8_t>(
+        pick([](int, const shape& b) { return b.live && b.mem != memory::device; }));
+    pick_range(o.a, o);
+    if (rng_.percent(50)) o.form |= kOtherSpelling;
+    o.value = static_cast<std::int32_t>(rng_.bits32());
+    quiesce(o.a);
+    emit(o);
+    if (kind == op_kind::host_write) {
+      slots_[o.a].dirty = true;
+      emit_checks();
     }
   }
 
@@ -996,6 +1050,7 @@ class contents_model {
       }
       case op_kind::fill:
       case op_kind::fill_async:
+      case op_kind::host_write:
         std::fill(a.begin() + o.a_off, a.begin() + o.a_off + o.len, o.value);
         break;
       case op_kind::launch:
@@ -1114,7 +1169,7 @@ struct totals {
   std::uint64_t ops = 0, seeds = 0, checks = 0, elements = 0, launches = 0, copies = 0,
                 async_copies = 0, fills = 0, allocations = 0, pool_allocations = 0,
                 runtime_pool_seeds = 0, frees = 0, moves = 0, placement = 0, waits = 0,
-                synchronisations = 0;
+                synchronisations = 0, host_writes = 0, host_reads = 0, host_fault_ops = 0;
 };
 
 /// The pool of a seed's pool buffers: the default one for even seeds (the runtime's pool of
@@ -1232,7 +1287,49 @@ class executor {
         ready_for_host(o);
         ++sum.placement;
         break;
+      case op_kind::host_write:
+        host_write(o);
+        ++sum.host_writes;
+        break;
+      case op_kind::host_read: ++sum.host_reads; break;  // host_read()
+      case op_kind::host_faults:
+        if (o.form & kOnAnotherThread) {
+          std::thread t(fault_fresh_pages, o.n);
+          t.join();
+        } else {
+          fault_fresh_pages(o.n);
+        }
+        ++sum.host_fault_ops;
+        break;
       case op_kind::check: break;  // read()
+    }
+  }
+
+  /// What the CPU reads of a[a_off, +len) (host_read), element by element through memory;
+  /// valid until the next call.
+  const int* host_read(const op& o) {
+    if (!concurrent_) unimem::synchronize();  // the CPU may not touch it while kernels run
+    scratch_.resize(o.len);
+    slot_buffers& b = at(o.a);
+    if ((o.form & kOtherSpelling) && b.managed) {
+      const unimem::managed_buffer<int>& m = *b.managed;
+      for (std::uint32_t i = 0; i < o.len; ++i) scratch_[i] = m[o.a_off + i];
+    } else if (o.form & kOtherSpelling) {
+      const unimem::view<int> v = view_of(o.a);
+      for (std::uint32_t i = 0; i < o.len; ++i) scratch_[i] = v[o.a_off + i];
+    } else {
+      const volatile int* p = view_of(o.a).data() + o.a_off;
+      for (std::uint32_t i = 0; i < o.len; ++i) scratch_[i] = p[i];
+    }
+    return scratch_.data();
+  }
+
+  /// The host faults n fresh 4 KiB pages of ordinary memory (a page fault of the process that
+  /// has nothing to do with unimem's buffers).
+  static void fault_fresh_pages(std::uint32_t n) {
+    std::vector<char> pages(std::size_t{n} * 4096 + 4096);
+    for (std::size_t i = 0; i < pages.size(); i += 4096) {
+      static_cast<volatile char*>(pages.data())[i] = 1;
     }
   }
 
@@ -1588,6 +1685,22 @@ class executor {
       default: throw std::logic_error("a source passed as a written range");
     }
   }
+  /// The CPU writes value into a[a_off, +len) through memory: operator[] (kOtherSpelling) or
+  /// the raw pointer.
+  void host_write(const op& o) {
+    if (!concurrent_) unimem::synchronize();
+    slot_buffers& b = at(o.a);
+    if (b.device) throw std::logic_error("a host write to device memory");
+    if ((o.form & kOtherSpelling) && b.managed) {
+      for (std::uint32_t i = 0; i < o.len; ++i) (*b.managed)[o.a_off + i] = o.value;
+    } else if (o.form & kOtherSpelling) {
+      const unimem::view<int> v = view_of(o.a);
+      for (std::uint32_t i = 0; i < o.len; ++i) v[o.a_off + i] = o.value;
+    } else {
+      volatile int* p = view_of(o.a).data() + o.a_off;
+      for (std::uint32_t i = 0; i < o.len; ++i) p[i] = o.value;
+    }
+  }
   void launch(const op& o) {
     if ((mapped(o.target) && at(o.a).pool) || (o.b >= 0 && mapped(o.source) && at(o.b).pool)) {
       throw std::logic_error("a mapped tag for pool memory");
@@ -1683,6 +1796,14 @@ std::string run_sequence(const sequence& seq, int streams_override, totals& sum,
     try {
       ex.run(o, sum);
       model.apply(o);
+      if (o.kind == op_kind::host_read) {
+        const int* seen = ex.host_read(o);
+        const std::vector<int>& whole = model.of(o.a);
+        const std::vector<int> expected(whole.begin() + o.a_off,
+                                        whole.begin() + o.a_off + o.len);
+        std::string report = compare_with_model(seq, i, expected, seen, o.len, streams_override);
+        if (!report.empty()) return report;
+      }
       if (o.kind != op_kind::check) {
         ++sum.ops;
         continue;
@@ -1913,6 +2034,15 @@ std::string ordering_violation(const sequence& seq) {
         host_waits(o.t);
         break;
       case op_kind::device_sync: std::fill(complete.begin(), complete.end(), 1); break;
+      case op_kind::host_write:
+      case op_kind::host_read:
+        if (!live(o.a) || !inside(o.a, o.a_off)) return where + "bad range";
+        if (buf(o.a).mem == memory::device) return where + "the host touches device memory";
+        if (!idle(o.a)) return where + "host-side on pending work";
+        break;
+      case op_kind::host_faults:
+        if (o.n == 0) return where + "no pages";
+        break;
       case op_kind::check:
         if (!live(o.a)) return where + "checks an empty slot";
         if (!idle(o.a)) return where + "checks a buffer with pending work";
@@ -1996,7 +2126,7 @@ TEST(Model, GeneratorReplaysTheSameSequenceForASeed) {
   EXPECT_EQ(generate(11, 10, 3).streams, 3);
 
   // Every kind of operation, initialisation, kernel and way of passing a range occurs.
-  std::array<int, 18> kinds{};
+  std::array<int, static_cast<std::size_t>(op_kind::check) + 1> kinds{};  // check: the last
   std::array<int, 7> inits{};
   std::array<int, 4> kernels{};
   std::array<int, 10> passes{};
@@ -2321,12 +2451,97 @@ TEST(Model, GeneratedSequencesObeyTheOrderingRules) {
   }
 }
 
+TEST(Model, LivingHostOperationsTakeTheirShare) {
+  std::size_t writes = 0, reads = 0, faults = 0, on_thread = 0, through_index = 0, ops = 0;
+  std::array<std::size_t, 4> touched_kind{};
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    const sequence seq = generate(seed, 3000);
+    std::array<memory, kSlots> kind{};
+    for (const op& o : seq.ops) {
+      if (o.kind == op_kind::check) continue;
+      ++ops;
+      if (o.kind == op_kind::allocate) kind[static_cast<std::size_t>(o.a)] = o.mem;
+      if ((o.kind == op_kind::move_construct || o.kind == op_kind::move_assign)) {
+        kind[static_cast<std::size_t>(o.a)] = kind[static_cast<std::size_t>(o.b)];
+      }
+      if (o.kind == op_kind::host_write || o.kind == op_kind::host_read) {
+        const memory m = kind[static_cast<std::size_t>(o.a)];
+        EXPECT_NE(m, memory::device) << describe(o, 0);
+        ++touched_kind[static_cast<std::size_t>(m)];
+        ++(o.kind == op_kind::host_write ? writes : reads);
+        through_index += (o.form & kOtherSpelling) != 0;
+      }
+      if (o.kind == op_kind::host_faults) {
+        ++faults;
+        on_thread += (o.form & kOnAnotherThread) != 0;
+        EXPECT_GT(o.n, 0u);
+      }
+    }
+    EXPECT_EQ(ordering_violation(seq), "") << "seed " << seed;
+  }
+  // About 4 + 4 + 3 in the weights' total of some 120: a few percent each.
+  EXPECT_GT(writes, ops / 100);
+  EXPECT_GT(reads, ops / 100);
+  EXPECT_GT(faults, ops / 100);
+  EXPECT_GT(on_thread, faults / 5);
+  EXPECT_LT(on_thread, faults * 4 / 5);
+  EXPECT_GT(through_index, (writes + reads) / 5);
+  EXPECT_LT(through_index, (writes + reads) * 4 / 5);
+  for (memory m : {memory::managed, memory::pinned, memory::pool}) {
+    EXPECT_GT(touched_kind[static_cast<std::size_t>(m)], 0u) << name(m);
+  }
+  // The rule the generator follows, seen failing: a host write to a buffer with pending work,
+  // and one to device memory.
+  sequence bad;
+  bad.seed = 1;
+  bad.streams = 2;
+  bad.ops.push_back(make_allocation(0, memory::managed, 64, init::zeros));
+  bad.ops.push_back(make_allocation(1, memory::device, 64, init::zeros));
+  op fill_on_s0 = on_stream(make_op(op_kind::fill_async, 0, 0, 64), 0);
+  bad.ops.push_back(fill_on_s0);
+  sequence pending = bad;
+  pending.ops.push_back(make_op(op_kind::host_write, 0, 0, 8));
+  EXPECT_NE(ordering_violation(pending).find("host-side on pending work"), std::string::npos);
+  sequence device = bad;
+  device.ops.push_back(make_op(op_kind::host_read, 1, 0, 8));
+  EXPECT_NE(ordering_violation(device).find("the host touches device memory"), std::string::npos);
+}
+
 // ---- the GPU test ----
+
+/// A thread that keeps faulting fresh ordinary memory (1 MiB, every page written, then freed)
+/// for its lifetime: the living host the sequences run beside.
+class faulting_thread {
+ public:
+  faulting_thread()
+      : thread_([this] {
+          while (!stop_.load(std::memory_order_relaxed)) {
+            std::vector<char> fresh(std::size_t{1} << 20);
+            for (std::size_t i = 0; i < fresh.size(); i += 4096) {
+              static_cast<volatile char*>(fresh.data())[i] = 1;
+            }
+            ++rounds_;
+          }
+        }) {}
+  ~faulting_thread() {
+    stop_.store(true);
+    thread_.join();
+  }
+  faulting_thread(const faulting_thread&) = delete;
+  faulting_thread& operator=(const faulting_thread&) = delete;
+  unsigned long long rounds() const { return rounds_.load(); }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<unsigned long long> rounds_{0};
+  std::thread thread_;
+};
 
 TEST(ModelGpu, RandomSequencesMatchAHostModel) {
   UNIMEM_REQUIRE_GPU();
   const settings cfg = settings_from_environment();
   totals sum;
+  const faulting_thread living_host;
   for (std::uint64_t i = 0; i < cfg.seeds; ++i) {
     const sequence seq = generate(cfg.first_seed + i, cfg.ops, cfg.streams);
     bool fatal = false;
@@ -2338,7 +2553,9 @@ TEST(ModelGpu, RandomSequencesMatchAHostModel) {
       "model: %llu operations over %llu seeds (first seed %llu), %llu checks, %llu elements "
       "compared, %llu kernel launches, %llu copies (%llu synchronous), %llu fills, %llu "
       "allocations (%llu pool buffers; %llu seeds on the runtime's pool), %llu frees, %llu "
-      "moves, %llu placement calls, %llu event waits, %llu synchronisations\n",
+      "moves, %llu placement calls, %llu event waits, %llu synchronisations; the host wrote "
+      "%llu and read %llu ranges, faulted fresh pages %llu times, and a second thread faulted "
+      "1 MiB of fresh memory %llu times\n",
       static_cast<unsigned long long>(sum.ops), static_cast<unsigned long long>(sum.seeds),
       static_cast<unsigned long long>(cfg.first_seed), static_cast<unsigned long long>(sum.checks),
       static_cast<unsigned long long>(sum.elements), static_cast<unsigned long long>(sum.launches),
@@ -2350,5 +2567,8 @@ TEST(ModelGpu, RandomSequencesMatchAHostModel) {
       static_cast<unsigned long long>(sum.frees),
       static_cast<unsigned long long>(sum.moves), static_cast<unsigned long long>(sum.placement),
       static_cast<unsigned long long>(sum.waits),
-      static_cast<unsigned long long>(sum.synchronisations));
+      static_cast<unsigned long long>(sum.synchronisations),
+      static_cast<unsigned long long>(sum.host_writes),
+      static_cast<unsigned long long>(sum.host_reads),
+      static_cast<unsigned long long>(sum.host_fault_ops), living_host.rounds());
 }

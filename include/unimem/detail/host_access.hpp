@@ -184,8 +184,11 @@ bool for_each_fd(F&& f) noexcept {
     char* end = nullptr;
     const long fd = std::strtol(e->d_name, &end, 10);
     if (end == e->d_name || *end != '\0' || fd == own) continue;
-    char link[32];
-    std::snprintf(link, sizeof link, "/proc/self/fd/%ld", fd);
+    char link[32] = "/proc/self/fd/";  // + the name, a number of at most 16 digits
+    constexpr std::size_t prefix = 14;
+    const std::size_t digits = static_cast<std::size_t>(end - e->d_name);
+    if (digits > sizeof link - prefix - 1) continue;
+    std::memcpy(link + prefix, e->d_name, digits + 1);
     char target[96];
     const ssize_t len = readlink(link, target, sizeof target - 1);
     if (len <= 0) continue;

@@ -191,8 +191,8 @@ inline void unmap_range(const void* p, std::size_t bytes, call_site where) {
 }
 
 /// Touched blocks closer than this are moved back by one prefetch call, the resident blocks
-/// between them included: on the H200 a prefetch call that moves pages costs 35-90 us, and
-/// visiting a resident 2 MiB block 1.5-2 us (scripts/probes/uvm_tools.cu).
+/// between them included: on the H200 a prefetch call that moves pages costs 15-90 us, and
+/// visiting a resident 2 MiB block about 1.2 us (scripts/probes/uvm_tools.cu).
 constexpr std::uintptr_t touched_merge_gap = std::uintptr_t{32} << 20;
 /// More separate touched spans than this in one range: the range is placed whole.
 constexpr int touched_spans_max = 16;
@@ -202,8 +202,10 @@ constexpr int touched_spans_max = 16;
 /// kernel is launched (move()), overlapping it: a GPU fault on a few pages costs about what the
 /// prefetch call itself costs (H200: +1 to +60 us a page by where the kernel meets it, against
 /// 15-20 us a call), so the kernel should not wait for the call. More than that, they are moved
-/// at once, before the kernel, which then faults on none of them (164 pages of 64 MiB: 2.8 ms
-/// by GPU faults, 0.7-1.1 ms by one prefetch first). scripts/probes/uvm_tools.cu.
+/// at once, before the kernel is launched, on the same per-thread stream: the moves start
+/// first, and the kernel takes by a fault only what has not arrived when it gets there (164
+/// pages of 64 MiB: 2.8-3.8 ms by GPU faults, 0.7-1.1 ms by one prefetch first; the bench's
+/// 1 % and 100 % rows). scripts/probes/uvm_tools.cu.
 struct touched_later {
   static constexpr std::size_t blocks_max = 16;
   static constexpr int capacity = 8;
@@ -304,8 +306,10 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
                   where);
           }
         }
-        r.record->set(placement_record::stamp(
-            d, placement_record::mapped_of(r.record->word()), now));
+        const std::uint64_t w = r.record->word();
+        if (placement_record::entry_of(w) != placement_record::entry_of(now)) {
+          r.record->set(placement_record::stamp(d, placement_record::mapped_of(w), now));
+        }
         continue;
       }
     }

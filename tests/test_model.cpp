@@ -25,10 +25,11 @@
 //   * work queued on stream s that touches a buffer with work on another stream t not yet
 //     ordered before s is preceded by an event recorded on t and waited for by s (four times in
 //     five), or by the host waiting for t;
-//   * a host-side operation on a buffer (synchronous copy or fill, advice, intent, a check, a
-//     free, a move) is preceded by the host waiting for every stream with work on it (stream
-//     synchronize, event synchronize, or device synchronize). Streams are assumed independent
-//     of the default stream (non-blocking), although some of them are blocking ones.
+//   * a host-side operation on a buffer (synchronous copy or fill, a CPU read or write, advice,
+//     intent, a check, a free, a move) is preceded by the host waiting for every stream with
+//     work on it (stream synchronize, event synchronize, or device synchronize); faulting fresh
+//     ordinary memory needs no order. Streams are assumed independent of the default stream
+//     (non-blocking), although some of them are blocking ones.
 //   After every point where the host waited, and after every host-side operation, the generator
 //   places a check of each buffer that was touched since its last check and has no work left
 //   (large buffers are checked one time in four there, and always before they are freed and at
@@ -36,10 +37,13 @@
 // - the model (contents_model) applies an operation list to host vectors;
 // - the executor runs the list through unimem; the test compares each checked buffer with the
 //   model: managed, pool and pinned buffers read on the host, device buffers copied back with
-//   unimem::copy. On the GPU a further thread faults fresh memory all the time (the placement
-//   records must hold through it, and let go of what the host touched). A mismatch stops that seed and reports the seed, the check, the first
-//   differing element, the operations on that buffer since its allocation, and the replay
-//   command.
+//   unimem::copy; a host read is compared with the model's range at once. For the whole GPU
+//   run a further thread keeps mapping, touching and unmapping fresh 1 MiB regions of ordinary
+//   memory (never unimem's): a living host, whose faults have nothing to do with the buffers,
+//   beside the CPU reads and writes that do (the placement records must hold through the first
+//   and let go of what the second touched). A mismatch stops that seed and reports the seed,
+//   the check (or the host read), the first differing element, the operations on that buffer
+//   since its allocation, and the replay command.
 //
 // Environment: UNIMEM_MODEL_SEEDS (seeds 1, 2, ...; 20), UNIMEM_MODEL_OPS (operations per seed,
 // checks not counted; 5000), UNIMEM_MODEL_SEED (only this seed), UNIMEM_MODEL_STREAMS (2 to 4;
@@ -67,6 +71,10 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <sys/resource.h>
+#endif
 
 // ---- kernels: unsigned arithmetic, which wraps and never overflows ----
 
@@ -1121,7 +1129,8 @@ std::vector<std::size_t> history(const sequence& seq, std::size_t at, int slot) 
 }
 
 /// Compares a checked buffer with the model: an empty string when they agree, else the report
-/// (seed, check, first differing element, the buffer's operations, the replay command).
+/// (seed, check, first differing element, the buffer's operations, the replay command). For a
+/// host read at `at`, expected and actual are the range it read (from its a_off on).
 std::string compare_with_model(const sequence& seq, std::size_t at,
                                const std::vector<int>& expected, const int* actual,
                                std::size_t actual_size, int streams_override) {
@@ -1134,6 +1143,8 @@ std::string compare_with_model(const sequence& seq, std::size_t at,
     if (differ == 0) return {};
   }
   const int slot = seq.ops[at].a;
+  const bool host_read = seq.ops[at].kind == op_kind::host_read;
+  const std::size_t base = host_read ? seq.ops[at].a_off : 0;  // of expected[0] in the buffer
   std::size_t previous = at;
   while (previous > 0 && seq.ops[previous].kind == op_kind::check) --previous;
   const std::vector<std::size_t> ops = history(seq, at, slot);
@@ -1142,15 +1153,23 @@ std::string compare_with_model(const sequence& seq, std::size_t at,
     kind = seq.ops[ops.front()].mem;
   }
   std::ostringstream r;
-  r << "model mismatch: seed " << seq.seed << " (" << seq.streams << " streams), check #" << at;
-  if (seq.ops[previous].kind != op_kind::check) r << " after operation #" << previous;
-  r << "\nbuffer B" << slot << ": " << name(kind) << " of " << expected.size() << " ints; ";
+  r << "model mismatch: seed " << seq.seed << " (" << seq.streams << " streams), "
+    << (host_read ? "host read #" : "check #") << at;
+  if (!host_read && seq.ops[previous].kind != op_kind::check) {
+    r << " after operation #" << previous;
+  }
+  r << "\nbuffer B" << slot << ": " << name(kind);
+  if (host_read) {
+    r << ", elements [" << base << "," << base + expected.size() << ") read by the host; ";
+  } else {
+    r << " of " << expected.size() << " ints; ";
+  }
   if (actual_size != expected.size()) {
     r << "it has " << actual_size << " elements, the model " << expected.size() << "\n";
   } else {
     r << differ << (differ == 1 ? " element differs" : " elements differ")
-      << "; the first: element " << first << ", expected " << expected[first] << ", actual "
-      << actual[first] << "\n";
+      << "; the first: element " << base + first << ", expected " << expected[first]
+      << ", actual " << actual[first] << "\n";
   }
   constexpr std::size_t shown = 60;
   r << "operations on B" << slot << " since it was allocated";
@@ -1164,6 +1183,25 @@ std::string compare_with_model(const sequence& seq, std::size_t at,
 }
 
 // ---- the executor ----
+
+/// Faults `pages` fresh 4 KiB pages of ordinary memory on the calling thread: a region mapped
+/// for the call, each page written, then unmapped, so that every page is a page fault of the
+/// process that has nothing to do with unimem's buffers. False when no memory was mapped.
+/// Without mmap, a std::vector touched page by page (whose pages the allocator may reuse).
+bool fault_fresh_memory(std::size_t pages) {
+  constexpr std::size_t page = 4096;
+  const std::size_t bytes = pages * page;
+#if defined(__linux__)
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return false;
+  for (std::size_t i = 0; i < bytes; i += page) static_cast<volatile char*>(p)[i] = 1;
+  munmap(p, bytes);
+#else
+  std::vector<char> fresh(bytes);
+  for (std::size_t i = 0; i < bytes; i += page) static_cast<volatile char*>(fresh.data())[i] = 1;
+#endif
+  return true;
+}
 
 struct totals {
   std::uint64_t ops = 0, seeds = 0, checks = 0, elements = 0, launches = 0, copies = 0,
@@ -1292,45 +1330,37 @@ class executor {
         ++sum.host_writes;
         break;
       case op_kind::host_read: ++sum.host_reads; break;  // host_read()
-      case op_kind::host_faults:
+      case op_kind::host_faults: {
+        bool faulted = false;
         if (o.form & kOnAnotherThread) {
-          std::thread t(fault_fresh_pages, o.n);
+          std::thread t([&] { faulted = fault_fresh_memory(o.n); });
           t.join();
         } else {
-          fault_fresh_pages(o.n);
+          faulted = fault_fresh_memory(o.n);
         }
+        if (!faulted) throw std::runtime_error("no fresh memory could be mapped");
         ++sum.host_fault_ops;
         break;
+      }
       case op_kind::check: break;  // read()
     }
   }
 
-  /// What the CPU reads of a[a_off, +len) (host_read), element by element through memory;
-  /// valid until the next call.
+  /// What the CPU reads of a[a_off, +len) (host_read), element by element through memory: the
+  /// buffer's operator[] (kOtherSpelling) or the raw pointer from data(); valid until the next
+  /// call.
   const int* host_read(const op& o) {
     if (!concurrent_) unimem::synchronize();  // the CPU may not touch it while kernels run
     scratch_.resize(o.len);
-    slot_buffers& b = at(o.a);
-    if ((o.form & kOtherSpelling) && b.managed) {
-      const unimem::managed_buffer<int>& m = *b.managed;
-      for (std::uint32_t i = 0; i < o.len; ++i) scratch_[i] = m[o.a_off + i];
-    } else if (o.form & kOtherSpelling) {
-      const unimem::view<int> v = view_of(o.a);
-      for (std::uint32_t i = 0; i < o.len; ++i) scratch_[i] = v[o.a_off + i];
-    } else {
-      const volatile int* p = view_of(o.a).data() + o.a_off;
-      for (std::uint32_t i = 0; i < o.len; ++i) scratch_[i] = p[i];
-    }
+    visit_host_accessible(o.a, [&](const auto& b) {
+      if (o.form & kOtherSpelling) {
+        for (std::uint32_t i = 0; i < o.len; ++i) scratch_[i] = b[o.a_off + i];
+      } else {
+        const volatile int* p = b.data() + o.a_off;
+        for (std::uint32_t i = 0; i < o.len; ++i) scratch_[i] = p[i];
+      }
+    });
     return scratch_.data();
-  }
-
-  /// The host faults n fresh 4 KiB pages of ordinary memory (a page fault of the process that
-  /// has nothing to do with unimem's buffers).
-  static void fault_fresh_pages(std::uint32_t n) {
-    std::vector<char> pages(std::size_t{n} * 4096 + 4096);
-    for (std::size_t i = 0; i < pages.size(); i += 4096) {
-      static_cast<volatile char*>(pages.data())[i] = 1;
-    }
   }
 
   /// The contents of buffer x as the host sees them; valid until the next call.
@@ -1409,6 +1439,19 @@ class executor {
         f(b);
       } else {
         throw std::logic_error("the generator asked for managed memory");
+      }
+    });
+  }
+  /// Calls f with buffer x, which the CPU can reach through memory (managed, pinned or pool
+  /// memory; not a device_buffer).
+  template <class F>
+  void visit_host_accessible(int x, F&& f) {
+    visit(x, [&](auto& b) {
+      using buffer_type = std::decay_t<decltype(b)>;
+      if constexpr (std::is_same<buffer_type, unimem::device_buffer<int>>::value) {
+        throw std::logic_error("the generator asked the host to touch device memory");
+      } else {
+        f(b);
       }
     });
   }
@@ -1685,21 +1728,18 @@ class executor {
       default: throw std::logic_error("a source passed as a written range");
     }
   }
-  /// The CPU writes value into a[a_off, +len) through memory: operator[] (kOtherSpelling) or
-  /// the raw pointer.
+  /// The CPU writes value into a[a_off, +len) through memory: the buffer's operator[]
+  /// (kOtherSpelling) or the raw pointer from data().
   void host_write(const op& o) {
-    if (!concurrent_) unimem::synchronize();
-    slot_buffers& b = at(o.a);
-    if (b.device) throw std::logic_error("a host write to device memory");
-    if ((o.form & kOtherSpelling) && b.managed) {
-      for (std::uint32_t i = 0; i < o.len; ++i) (*b.managed)[o.a_off + i] = o.value;
-    } else if (o.form & kOtherSpelling) {
-      const unimem::view<int> v = view_of(o.a);
-      for (std::uint32_t i = 0; i < o.len; ++i) v[o.a_off + i] = o.value;
-    } else {
-      volatile int* p = view_of(o.a).data() + o.a_off;
-      for (std::uint32_t i = 0; i < o.len; ++i) p[i] = o.value;
-    }
+    if (!concurrent_) unimem::synchronize();  // the CPU may not touch it while kernels run
+    visit_host_accessible(o.a, [&](auto& b) {
+      if (o.form & kOtherSpelling) {
+        for (std::uint32_t i = 0; i < o.len; ++i) b[o.a_off + i] = o.value;
+      } else {
+        volatile int* p = b.data() + o.a_off;
+        for (std::uint32_t i = 0; i < o.len; ++i) p[i] = o.value;
+      }
+    });
   }
   void launch(const op& o) {
     if ((mapped(o.target) && at(o.a).pool) || (o.b >= 0 && mapped(o.source) && at(o.b).pool)) {
@@ -2505,22 +2545,81 @@ TEST(Model, LivingHostOperationsTakeTheirShare) {
   sequence device = bad;
   device.ops.push_back(make_op(op_kind::host_read, 1, 0, 8));
   EXPECT_NE(ordering_violation(device).find("the host touches device memory"), std::string::npos);
+  pending.ops.insert(pending.ops.end() - 1, on_stream(make_op(op_kind::stream_sync), 0));
+  EXPECT_EQ(ordering_violation(pending), "");
+
+  // A host read that differs from the model is reported as a check is, with the element's index
+  // in the buffer, and replays up to the read.
+  sequence seq;
+  seq.seed = 31;
+  seq.streams = 2;
+  seq.requested = 4;
+  op write = make_op(op_kind::host_write, 2, 10, 20);
+  write.value = 7;
+  op read = make_op(op_kind::host_read, 2, 20, 20);
+  read.form = kOtherSpelling;
+  op fresh = make_op(op_kind::host_faults);
+  fresh.n = 3;
+  fresh.form = kOnAnotherThread;
+  seq.ops = {make_allocation(2, memory::pinned, 100, init::value, 5), write, fresh, read};
+  seq.tail = seq.ops.size();
+  EXPECT_EQ(ordering_violation(seq), "");
+  EXPECT_EQ(describe(write, 1), "#1 host writes B2[10,30) = 7 (data())");
+  EXPECT_EQ(describe(fresh, 2), "#2 host faults 3 fresh pages on another thread");
+  EXPECT_EQ(describe(read, 3), "#3 host reads B2[20,40) (operator[])");
+  contents_model model;
+  for (const op& o : seq.ops) model.apply(o);
+  const std::vector<int>& whole = model.of(2);
+  ASSERT_EQ(whole.size(), 100u);
+  EXPECT_EQ(whole[9], 5);
+  EXPECT_EQ(whole[10], 7);
+  EXPECT_EQ(whole[29], 7);
+  EXPECT_EQ(whole[30], 5);
+  const std::vector<int> expected(whole.begin() + 20, whole.begin() + 40);
+  std::vector<int> actual = expected;
+  EXPECT_EQ(compare_with_model(seq, 3, expected, actual.data(), actual.size(), 0), "");
+  actual[5] = 5;  // element 25: the write not seen
+  const std::string report = compare_with_model(seq, 3, expected, actual.data(), actual.size(), 0);
+  for (const char* text : {
+           "seed 31 (2 streams), host read #3\n",
+           "buffer B2: pinned_buffer, elements [20,40) read by the host; 1 element differs; the "
+           "first: element 25, expected 7, actual 5\n",
+           "  #1 host writes B2[10,30) = 7 (data())\n",
+           "  #3 host reads B2[20,40) (operator[])\n",
+           "replay: UNIMEM_MODEL_SEED=31 UNIMEM_MODEL_OPS=4 unimem_tests",
+       }) {
+    EXPECT_NE(report.find(text), std::string::npos) << "no \"" << text << "\" in:\n" << report;
+  }
+  EXPECT_EQ(report.find("#2 "), std::string::npos) << report;  // no buffer: not in its history
+}
+
+TEST(Model, FreshMemoryFaultsEachPage) {
+  // What host_faults and the living host do: every page of the region is a fresh page fault,
+  // however often it is done (memory a std::vector gets back from the heap would fault once).
+  ASSERT_TRUE(fault_fresh_memory(4));
+#if defined(__linux__)
+  auto minor_faults = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<long>(u.ru_minflt);
+  };
+  const long before = minor_faults();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(fault_fresh_memory(16));
+  EXPECT_GE(minor_faults() - before, 160);
+#endif
 }
 
 // ---- the GPU test ----
 
-/// A thread that keeps faulting fresh ordinary memory (1 MiB, every page written, then freed)
-/// for its lifetime: the living host the sequences run beside.
+/// A thread that keeps faulting fresh ordinary memory for its lifetime (1 MiB regions mapped,
+/// every page written, then unmapped: never unimem's memory), joined when it goes out of scope,
+/// also when the test stops early: the living host the sequences run beside.
 class faulting_thread {
  public:
   faulting_thread()
       : thread_([this] {
           while (!stop_.load(std::memory_order_relaxed)) {
-            std::vector<char> fresh(std::size_t{1} << 20);
-            for (std::size_t i = 0; i < fresh.size(); i += 4096) {
-              static_cast<volatile char*>(fresh.data())[i] = 1;
-            }
-            ++rounds_;
+            if (fault_fresh_memory(256)) ++rounds_;  // 256 pages of 4 KiB
           }
         }) {}
   ~faulting_thread() {

@@ -1002,12 +1002,11 @@ TEST(FaultCountGpu, TaggedLaunchPrefetchesOnlyWhatTheHostTouched) {
   (void)tagged();  // placed, whole
   const long long base = untagged();
   EXPECT_EQ(tagged(), base) << "all resident: the calls of an untagged launch";
-  unimem_test::touch_a_fresh_page();
+  (void)unimem_test::fault_fresh_memory(1);
   EXPECT_EQ(tagged(), base) << "after a fault on one fresh page of ordinary memory";
   std::thread other([] {
     for (int k = 0; k < 64; ++k) {
-      std::vector<char> v(std::size_t{1} << 20);
-      for (std::size_t i = 0; i < v.size(); i += 4096) v[i] = 1;
+      (void)unimem_test::fault_fresh_memory(256);  // 1 MiB, every page a fault
     }
   });
   other.join();
@@ -1028,7 +1027,7 @@ TEST(FaultCountGpu, TaggedLaunchPrefetchesOnlyWhatTheHostTouched) {
   ASSERT_TRUE(ha::use_signal_for_testing(ha::signal::page_faults));
   const long long whole = tagged();
   EXPECT_GT(whole, base + 3) << "nothing known of the past: every range placed whole";
-  unimem_test::touch_a_fresh_page();
+  (void)unimem_test::fault_fresh_memory(1);
   EXPECT_EQ(tagged(), whole) << "a fault anywhere";
   ASSERT_TRUE(ha::use_signal_for_testing(ha::signal::uvm_events));
   EXPECT_EQ(tagged(), whole) << "nothing known of the past";

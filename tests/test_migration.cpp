@@ -302,7 +302,7 @@ TEST(HostAccess, OnThePageFaultSignalAnyFaultLeavesNothingKnown) {
   ASSERT_TRUE(ha::use_signal_for_testing(ha::signal::page_faults));
   EXPECT_EQ(ha::source(), ha::signal::page_faults);
   const std::uint64_t e0 = ha::now();
-  unimem_test::touch_a_fresh_page();
+  (void)unimem_test::fault_fresh_memory(1);
   const std::uint64_t e1 = ha::now();
   EXPECT_GT(e1, e0) << "a page fault added no entry";
   int x = 0;
@@ -313,7 +313,7 @@ TEST(HostAccess, OnThePageFaultSignalAnyFaultLeavesNothingKnown) {
   if (exact) {
     ASSERT_TRUE(ha::use_signal_for_testing(ha::signal::uvm_events));
     const std::uint64_t e2 = ha::now();
-    unimem_test::touch_a_fresh_page();
+    (void)unimem_test::fault_fresh_memory(1);
     EXPECT_EQ(ha::now(), e2) << "on the UVM signal a fault on ordinary memory is no news";
   } else {
     EXPECT_FALSE(ha::use_signal_for_testing(ha::signal::uvm_events))
@@ -818,12 +818,12 @@ TEST(PlacementGpu, HostFaultsOnOtherMemoryLeaveRecordsHolding) {
     x.s.synchronize();
     EXPECT_EQ(x.a.last_prefetch_location(), location::host()) << "a's record stopped holding";
   };
-  trusted_after("one fresh page of ordinary memory", [] { unimem_test::touch_a_fresh_page(); });
+  trusted_after("one fresh page of ordinary memory",
+                [] { (void)unimem_test::fault_fresh_memory(1); });
   trusted_after("a second thread allocating and touching 64 MiB", [] {
     std::thread t([] {
       for (int k = 0; k < 64; ++k) {
-        std::vector<char> v(std::size_t{1} << 20);
-        for (std::size_t i = 0; i < v.size(); i += 4096) v[i] = 1;
+        (void)unimem_test::fault_fresh_memory(256);  // 1 MiB, every page a fault
       }
     });
     t.join();

@@ -99,15 +99,23 @@ inline bool host_access_is_exact() {
          unimem::detail::host_access::signal::uvm_events;
 }
 
-/// Touches one fresh page of ordinary memory (a page fault the process takes that has nothing
-/// to do with managed memory), on this thread.
-inline void touch_a_fresh_page() {
+/// Faults `pages` fresh 4 KiB pages of ordinary memory on the calling thread: a region mapped
+/// for the call, each page written, then unmapped, so that every page is a page fault of the
+/// process that has nothing to do with unimem's buffers. False when no memory was mapped.
+/// Without mmap, a std::vector touched page by page (whose pages the allocator may reuse).
+inline bool fault_fresh_memory(std::size_t pages) {
+  constexpr std::size_t page = 4096;
+  const std::size_t bytes = pages * page;
 #if defined(__linux__)
-  void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return;
-  *static_cast<volatile char*>(p) = 1;
-  munmap(p, 4096);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return false;
+  for (std::size_t i = 0; i < bytes; i += page) static_cast<volatile char*>(p)[i] = 1;
+  munmap(p, bytes);
+#else
+  std::vector<char> fresh(bytes);
+  for (std::size_t i = 0; i < bytes; i += page) static_cast<volatile char*>(fresh.data())[i] = 1;
 #endif
+  return true;
 }
 
 }  // namespace unimem_test

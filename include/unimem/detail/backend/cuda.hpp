@@ -424,6 +424,14 @@ inline result stream_wait_event(stream_handle s, event_handle e) noexcept {
 // managed_pool uses its caching allocator over cudaMallocManaged instead (the calls below whose
 // names say "block" and "free_event").
 
+/// 1 where this build has the runtime's managed pool (the calls below); managed_pool.hpp compiles
+/// its runtime-pool policy only then.
+#if CUDART_VERSION >= 13000
+#define UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL 1
+#else
+#define UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL 0
+#endif
+
 /// The runtime's memory-pool handle.
 using mem_pool_handle = cudaMemPool_t;
 

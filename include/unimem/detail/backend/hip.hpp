@@ -586,6 +586,9 @@ inline result stream_wait_event(stream_handle s, event_handle e) noexcept {
 // caching allocator over hipMallocManaged (the calls below whose names say "block" and
 // "free_event"); the runtime-pool calls answer error_not_supported without a runtime call.
 
+/// No runtime managed pool on HIP (managed_pool.hpp compiles only its caching allocator).
+#define UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL 0
+
 /// No runtime pool is used on HIP: an opaque handle that is never made.
 using mem_pool_handle = void*;
 

@@ -17,8 +17,15 @@
 #
 # Environment: JOBS, UNIMEM_SKIP_INSTALL=1 to skip the install step, CUDACXX to pick the nvcc of
 # the cuda toolchain (default: /usr/local/cuda/bin/nvcc, else the newest found),
-# UNIMEM_CHROOT_CACHE, UNIMEM_DEBIAN_MIRROR (scripts/chroot.sh). The last line is the whole
-# command's wall time (test.sh: total N min N s), the install step and chroots included.
+# UNIMEM_CHROOT_CACHE, UNIMEM_DEBIAN_MIRROR (scripts/chroot.sh), UNIMEM_TEST_SUMMARY (below).
+#
+# At its end it writes and prints a summary in Markdown: per toolchain whether it configured and
+# built, ctest's passed/skipped/failed counts and the times; the install step, whether each
+# chroot was cached or made, the whole command's time, the date, the commit and the machine. A
+# run of every toolchain (no arguments, as README and .ci/run give it) writes
+# docs/generated/test-summary.md, the one place README and docs/ take these figures from; any
+# other run writes build/test-summary.md; UNIMEM_TEST_SUMMARY=FILE names another file. The last
+# line is the whole command's wall time (test.sh: total N min N s), install and chroots included.
 set -uo pipefail
 source "$(dirname "$0")/toolchains.sh"
 source "$(dirname "$0")/chroot.sh"
@@ -38,10 +45,18 @@ trap unimem_test_exit EXIT
 
 jobs=${JOBS:-$(nproc)}
 toolchains=("$@")
-[ ${#toolchains[@]} -eq 0 ] && toolchains=("${unimem_all_toolchains[@]}" docs)
+summary_file=${UNIMEM_TEST_SUMMARY:-$unimem_root/build/test-summary.md}
+if [ ${#toolchains[@]} -eq 0 ]; then
+  toolchains=("${unimem_all_toolchains[@]}" docs)
+  summary_file=${UNIMEM_TEST_SUMMARY:-$unimem_root/docs/generated/test-summary.md}
+fi
 
+install_state="skipped (UNIMEM_SKIP_INSTALL=1)"
 if [ "${UNIMEM_SKIP_INSTALL:-0}" != 1 ]; then
-  bash "$unimem_root/scripts/install-deps.sh" || exit 1
+  bash "$unimem_root/scripts/install-deps.sh" 2>&1 | tee "$chroot_logs/install.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || exit 1
+  install_state="$(grep -q 'all toolchain packages present' "$chroot_logs/install.log" &&
+    echo "every package present" || echo "missing packages installed") in $SECONDS s"
 fi
 
 # The chroots the toolchains need are made in the background, one at a time in the order they
@@ -111,35 +126,117 @@ run_toolchain() {
       extra+=(-DCMAKE_CUDA_COMPILER="$nvcc") ;;
   esac
   echo "=== $tc: configure, build and test (preset $tc, build/$tc${suite:+, in the $suite chroot})"
+  # The same steps here and in a chroot, each ending with "=== step NAME: ok|FAILED in N s".
+  local steps='step() {
+      local name=$1 start=$SECONDS rc; shift
+      "$@"; rc=$?
+      echo "=== step $name: $([ $rc -eq 0 ] && echo ok || echo FAILED) in $((SECONDS - start)) s"
+      return $rc
+    }
+    step configure cmake --preset "$1" "${@:3}" && step build cmake --build --preset "$1" -j "$2" &&
+      step test ctest --preset "$1" -j "$2"'
   local start=$SECONDS rc
   if [ -n "$suite" ]; then
     wait_chroot "$suite" &&
-    unimem_chroot_run "$suite" bash -c 'cmake --preset "$1" "${@:3}" && cmake --build --preset "$1" -j "$2" &&
-      ctest --preset "$1" -j "$2"' bash "$tc" "$jobs" "${extra[@]}"
+    unimem_chroot_run "$suite" bash -c "$steps" bash "$tc" "$jobs" "${extra[@]}"
   else
-    cmake --preset "$tc" "${extra[@]}" &&
-      cmake --build --preset "$tc" -j "$jobs" &&
-      ctest --preset "$tc" -j "$jobs"
+    bash -c "$steps" bash "$tc" "$jobs" "${extra[@]}"
   fi
   rc=$?
   echo "=== $tc: $([ $rc -eq 0 ] && echo passed || echo FAILED) in $((SECONDS - start)) s"
   return $rc
 }
 
+# The summary's row of one toolchain, from its log: each step's outcome and time, the counts of
+# ctest's last summary (a consumer test's own ctest may print one before it; ctest counts a
+# skipped test as passed: here it is apart), the toolchain's whole time.
+summary_row() {
+  awk -v tc="$1" -v where="$2" '
+    /^=== step (configure|build): / { step[substr($3, 1, length($3) - 1)] = $4 ", " $6 " s" }
+    /^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+/ { failed = $4; total = $9; ran = 1; skipped = 0 }
+    /^No tests were found/ { total = 0; failed = 0; ran = 1 }
+    /^The following tests did not run:/ { listing = 1; next }
+    listing && /\(Skipped\)$/ { skipped++ }
+    listing && /^$/ { listing = 0 }
+    /^docs\.sh: / { n = $2 == "FAILED:" ? $3 : $2; docs = n ~ /^[0-9]+$/ ? n " warnings" : "failed" }
+    /^=== [^ ]*: (passed|FAILED) in [0-9]+ s$/ { secs = $5 " s" }
+    END {
+      if (secs == "") secs = "–"
+      if (tc == "docs") { printf "| docs | %s | – | – | %s | – | – | %s |\n", where, docs == "" ? "–" : docs, secs; exit }
+      cfg = "configure" in step ? step["configure"] : "not reached"
+      bld = "build" in step ? step["build"] : "not reached"
+      if (ran) printf "| %s | %s | %s | %s | %d | %d | %d | %s |\n", tc, where, cfg, bld, total - failed - skipped, skipped, failed, secs
+      else printf "| %s | %s | %s | %s | – | – | – | %s |\n", tc, where, cfg, bld, secs
+    }' "$3"
+}
+
+# Writes the summary (a Markdown page) to $summary_file and prints it.
+write_summary() {
+  local total=$SECONDS commit machine gpu suite chroots=""
+  commit=$(git -c safe.directory="$unimem_root" -C "$unimem_root" rev-parse --short HEAD 2>/dev/null) || commit=unknown
+  if [ "$commit" != unknown ] && [ -n "$(git -c safe.directory="$unimem_root" -C "$unimem_root" status --porcelain \
+       --untracked-files=no -- . ':!docs/generated' 2>/dev/null)" ]; then
+    commit="$commit with uncommitted changes"
+  fi
+  machine="$( (. /etc/os-release && echo "$PRETTY_NAME") 2>/dev/null || uname -sr), $(nproc) cores"
+  gpu=$(nvidia-smi -L 2>/dev/null | sed -n '1s/ (UUID.*//p')
+  [ -n "$gpu" ] || gpu="none found by nvidia-smi (GPU tests skip, each with its reason)"
+  for suite in "${chroot_order[@]}"; do chroots+="${chroots:+, }$suite ${chroot_state[$suite]}"; done
+  mkdir -p "$(dirname "$summary_file")"
+  {
+    echo "# The test command's summary"
+    echo
+    echo "Written by \`scripts/test.sh\` at the end of a run; do not edit it, run the command again"
+    echo "(a run of every toolchain, \`bash scripts/test.sh\` or \`.ci/run\`, writes"
+    echo "docs/generated/test-summary.md; a run of some writes build/test-summary.md)."
+    echo
+    echo "- **Date:** $(date -u '+%Y-%m-%d %H:%M UTC'); commit $commit"
+    echo "- **Command:** \`scripts/test.sh${cmdline:+ $cmdline}\`, JOBS=$jobs"
+    echo "- **Machine:** $machine; GPU: $gpu"
+    echo "- **Install step:** $install_state"
+    echo "- **Chroots:** ${chroots:-none needed}"
+    echo "- **Whole command:** $((total / 60)) min $((total % 60)) s ($total s): $([ ${#failed[@]} -eq 0 ] &&
+      echo "all passed" || echo "FAILED: ${failed[*]}")"
+    echo
+    echo "| toolchain | where | configured | built | tests passed | skipped | failed | time |"
+    echo "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"
+    printf '%s\n' "${rows[@]}"
+    echo
+    echo "A skipped test says why (most need a GPU); ctest counts skipped tests among its passed ones."
+  } > "$summary_file.tmp" && mv "$summary_file.tmp" "$summary_file" ||
+    echo "test.sh: could not write $summary_file" >&2
+  echo
+  [ -f "$summary_file" ] && cat "$summary_file"
+  echo
+  echo "test.sh: summary written to $summary_file"
+}
+
+cmdline="$*"
 start_chroots
 failed=()
-summary=()
+rows=()
+declare -A chroot_state=()
+chroot_order=()
 for tc in "${toolchains[@]}"; do
   log=$(mktemp)
   run_toolchain "$tc" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] || failed+=("$tc")
-  summary+=("$(printf '%-12s %s; %s' "$tc" "$(grep -E '^[0-9]+% tests passed|^docs\.sh: ' "$log" | tail -1 | sed -e 's/^docs\.sh: //' -e 's/; the API reference .*//')" "$(grep -E '^=== .*(passed|FAILED) in' "$log" | tail -1 | sed 's/^=== [^:]*: //')")")
+  suite=$(unimem_toolchain_suite "$tc" 2>/dev/null) || suite=""
+  where=${suite:+$suite chroot}
+  if [ -n "$suite" ] && [ -z "${chroot_state[$suite]:-}" ]; then  # the first toolchain of a suite
+    chroot_order+=("$suite")
+    # chroot.sh's lines, shown as they come or as "  (background) chroot: ..." by wait_chroot.
+    made=$(sed -En "s/^( +\(background\) )?chroot: $suite ready in ([0-9]+ s) \((.*)\)$/made in \2, \3/p" "$log")
+    if [ -n "$made" ]; then chroot_state[$suite]=$made
+    elif grep -qE '^( +\(background\) )?chroot: ' "$log"; then chroot_state[$suite]="FAILED to be made (its log is above)"
+    else chroot_state[$suite]=cached
+    fi
+  fi
+  rows+=("$(summary_row "$tc" "${where:-this machine}" "$log")")
   rm -f "$log"
 done
-echo
-echo "test.sh: summary"
-printf '  %s\n' "${summary[@]}"
+write_summary
 echo
 if [ ${#failed[@]} -ne 0 ]; then
   echo "test.sh: FAILED: ${failed[*]}"

@@ -1,4 +1,3 @@
-// unimem: managed_allocator<T>, managed memory for standard containers.
 /// @file
 /// @brief managed_allocator and managed_vector: managed memory for standard containers.
 #pragma once

@@ -1,6 +1,3 @@
-// unimem: argument_error, what unimem throws for arguments it cannot accept (a sub-range
-// outside a view, a block of size 0, a size beyond max_size(), copies of different sizes),
-// before any runtime call.
 /// @file
 /// @brief argument_error, what unimem throws for arguments it cannot accept, before any
 /// runtime call: as unimem::length_error, unimem::out_of_range or unimem::invalid_argument,

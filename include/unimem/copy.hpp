@@ -1,6 +1,3 @@
-// unimem: copy and fill between managed, device and pinned buffers, views and host ranges. The
-// direction of a copy comes from the ranges' memory kinds (memory_kind.hpp); this header knows
-// no buffer type.
 /// @file
 /// @brief copy(), copy_async(), fill() and fill_async() between managed, device and pinned buffers,
 /// views and host ranges; the direction of a copy comes from the ranges' memory kinds.

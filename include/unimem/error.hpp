@@ -1,5 +1,3 @@
-// unimem: errors. Every failed runtime call becomes a unimem::error that names the native call
-// and the user's call site.
 /// @file
 /// @brief unimem::error, what every failed GPU runtime call throws (as unimem::runtime_error, a
 /// std::runtime_error, or unimem::out_of_memory, a std::bad_alloc), and UNIMEM_CHECK for your

@@ -1,4 +1,3 @@
-// unimem: event, a marker in a stream for ordering and timing.
 /// @file
 /// @brief event, a marker in a stream for ordering and timing, and elapsed_ms().
 #pragma once

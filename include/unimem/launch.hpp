@@ -1,8 +1,6 @@
-// unimem: launch(), a type-checked kernel launch for HIP and CUDA. It knows no buffer type:
-// containers reach kernels through the unimem_view hook (kernel_argument.hpp).
 /// @file
 /// @brief launch(), a kernel launch whose arguments are checked against the kernel's parameters at
-/// compile time.
+/// compile time. It knows no buffer type: containers reach kernels through the unimem_view hook.
 #pragma once
 
 #include "access.hpp"

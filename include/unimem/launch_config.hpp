@@ -1,5 +1,3 @@
-// unimem: launch_config (grid, block, dynamic shared memory, stream, device) and grid_for().
-// Runtime-free: it compiles without any GPU runtime header.
 /// @file
 /// @brief dims, launch_config (grid, block, dynamic shared memory, stream, device) and grid_for().
 /// Runtime-free.

@@ -1,4 +1,3 @@
-// unimem: location, where managed pages live (the host or a device). Runtime-free.
 /// @file
 /// @brief location, where managed pages live: the host or one GPU, and optional_location, the
 /// answer of a query that may have none. Runtime-free.

@@ -1,20 +1,14 @@
-// unimem: memory kinds, the one description of managed, device and pinned memory. The three
-// buffers, managed_allocator, the pmr resources and copy()'s direction all read these.
-//
-// A memory kind is a type with
-//   static constexpr const char* name;             "managed", "device", "pinned"
-//   static constexpr const char* buffer_name;      the unimem buffer of this kind, for messages
-//   static constexpr bool host_accessible;         the CPU may dereference its pointers
-//   static constexpr bool device_accessible;       kernels may dereference its pointers
-//   static constexpr bool migrates;                pages move between CPU and GPUs (placement)
-//   static constexpr memory_residence residence;   where the bytes are, for copy directions
-//   static void* allocate(std::size_t bytes, const char* what, call_site where);
-//                                                  throws unimem::error; never returns null
-//   static void deallocate(void* p, std::size_t bytes) noexcept;
-//                                                  bytes: what allocate was asked for
 /// @file
 /// @brief The memory kinds managed_memory, device_memory and pinned_memory: the one description of
 /// each kind that the buffers, managed_allocator, the pmr resources and copy() read.
+///
+/// A memory kind is a type with: `name` ("managed", "device", "pinned") and `buffer_name` (the
+/// unimem buffer of this kind, for messages); `host_accessible` / `device_accessible` (the
+/// CPU / kernels may dereference its pointers); `migrates` (pages move between CPU and GPUs:
+/// placement and access tags apply); `residence` (where the bytes are, for copy directions);
+/// `static void* allocate(std::size_t bytes, const char* what, call_site where)`, which throws
+/// unimem::error and never returns null; and `static void deallocate(void* p, std::size_t
+/// bytes) noexcept`, given what allocate was asked for.
 #pragma once
 
 #include <cstddef>
@@ -66,22 +60,30 @@ void* allocate_or_throw(AllocateFn&& allocate, std::size_t bytes, const char* wh
 }
 }  // namespace detail
 
+namespace detail {
+/// The constants of a memory kind (see the file's description), shared by the three kinds.
+template <bool Host, bool Device, bool Migrates, memory_residence Residence>
+struct memory_kind_traits {
+  /// True when the CPU may dereference its pointers.
+  static constexpr bool host_accessible = Host;
+  /// True when kernels may dereference its pointers.
+  static constexpr bool device_accessible = Device;
+  /// True when pages move between the CPU and the GPUs, so placement calls and access tags
+  /// apply; memory that never moves passes the tags through (device) or is refused (pinned).
+  static constexpr bool migrates = Migrates;
+  /// Where the bytes are, for the direction of copies (migrating: the runtime infers it).
+  static constexpr memory_residence residence = Residence;
+};
+}  // namespace detail
+
 /// @brief Managed (unified) memory: one pointer valid on the CPU and every GPU; pages migrate
 /// to the processor that touches them where the device can (see device::migrates_on_demand).
-struct managed_memory {
+struct managed_memory
+    : detail::memory_kind_traits<true, true, true, memory_residence::migrating> {
   /// @brief "managed", for messages.
   static constexpr const char* name = "managed";
-  /// @brief The unimem buffer of this kind, "managed_buffer", for messages.
+  /// @brief "managed_buffer", for messages.
   static constexpr const char* buffer_name = "managed_buffer";
-  /// @brief True: the CPU may dereference its pointers.
-  static constexpr bool host_accessible = true;
-  /// @brief True: kernels may dereference its pointers.
-  static constexpr bool device_accessible = true;
-  /// @brief True: pages move between the CPU and the GPUs, so placement calls and
-  /// access tags apply.
-  static constexpr bool migrates = true;
-  /// @brief memory_residence::migrating: copies let the runtime infer the direction.
-  static constexpr memory_residence residence = memory_residence::migrating;
   /// @brief hipMallocManaged / cudaMallocManaged, attached globally.
   /// @throws unimem::error when the runtime cannot allocate, naming `what`, the size in bytes
   /// and `where`; never returns null.
@@ -93,8 +95,7 @@ struct managed_memory {
   /// @brief The same, attached to the host (cudaMemAttachHost): kernels may not touch it until it
   /// is attached to a stream or globally (attach()); on devices without concurrent managed
   /// access, the CPU may use it while kernels run.
-  /// @throws unimem::error when the runtime cannot allocate, naming `what`, the size in bytes
-  /// and `where`; never returns null.
+  /// @throws unimem::error as allocate().
   static void* allocate_host_attached(std::size_t bytes, const char* what, call_site where) {
     return detail::allocate_or_throw(
         [](void** p, std::size_t b) { return detail::backend::malloc_managed(p, b, true); },
@@ -105,56 +106,31 @@ struct managed_memory {
 };
 
 /// @brief Memory of the current GPU: kernels and copies only, the CPU cannot touch it.
-struct device_memory {
+struct device_memory : detail::memory_kind_traits<false, true, false, memory_residence::device> {
   /// @brief "device", for messages.
   static constexpr const char* name = "device";
-  /// @brief The unimem buffer of this kind, "device_buffer", for messages.
+  /// @brief "device_buffer", for messages.
   static constexpr const char* buffer_name = "device_buffer";
-  /// @brief False: the CPU must not dereference its pointers.
-  static constexpr bool host_accessible = false;
-  /// @brief True: kernels may dereference its pointers.
-  static constexpr bool device_accessible = true;
-  /// @brief False: the bytes never move; access tags pass this memory through (nothing to
-  /// place).
-  static constexpr bool migrates = false;
-  /// @brief memory_residence::device, for the direction of copies.
-  static constexpr memory_residence residence = memory_residence::device;
   /// @brief hipMalloc / cudaMalloc on the current device.
-  /// @throws unimem::error when the runtime cannot allocate, naming `what`, the size in bytes
-  /// and `where`; never returns null.
+  /// @throws unimem::error as managed_memory::allocate().
   static void* allocate(std::size_t bytes, const char* what, call_site where) {
-    return detail::allocate_or_throw(
-        [](void** p, std::size_t b) { return detail::backend::malloc_device(p, b); }, bytes, what,
-        where);
+    return detail::allocate_or_throw(&detail::backend::malloc_device, bytes, what, where);
   }
   /// @brief Frees; never throws.
-  static void deallocate(void* p, std::size_t /*bytes*/) noexcept {
-    (void)detail::backend::free(p);
-  }
+  static void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)detail::backend::free(p); }
 };
 
 /// @brief Page-locked (pinned) host memory: the CPU uses it as any memory, copies run at full
 /// bus speed and asynchronously, kernels may read it over the bus.
-struct pinned_memory {
+struct pinned_memory : detail::memory_kind_traits<true, true, false, memory_residence::host> {
   /// @brief "pinned", for messages.
   static constexpr const char* name = "pinned";
-  /// @brief The unimem buffer of this kind, "pinned_buffer", for messages.
+  /// @brief "pinned_buffer", for messages.
   static constexpr const char* buffer_name = "pinned_buffer";
-  /// @brief True: the CPU may dereference its pointers.
-  static constexpr bool host_accessible = true;
-  /// @brief True: kernels may dereference its pointers (over the bus).
-  static constexpr bool device_accessible = true;
-  /// @brief False: the bytes never move; access tags refuse this memory.
-  static constexpr bool migrates = false;
-  /// @brief memory_residence::host, for the direction of copies.
-  static constexpr memory_residence residence = memory_residence::host;
   /// @brief cudaMallocHost; hipHostMalloc before HIP 6.4, hipHostAlloc from 6.4 on.
-  /// @throws unimem::error when the runtime cannot allocate, naming `what`, the size in bytes
-  /// and `where`; never returns null.
+  /// @throws unimem::error as managed_memory::allocate().
   static void* allocate(std::size_t bytes, const char* what, call_site where) {
-    return detail::allocate_or_throw(
-        [](void** p, std::size_t b) { return detail::backend::malloc_pinned(p, b); }, bytes, what,
-        where);
+    return detail::allocate_or_throw(&detail::backend::malloc_pinned, bytes, what, where);
   }
   /// @brief Frees; never throws.
   static void deallocate(void* p, std::size_t /*bytes*/) noexcept {

@@ -1,4 +1,3 @@
-// unimem: std::pmr::memory_resource implementations for managed, device and pinned memory.
 /// @file
 /// @brief std::pmr::memory_resource implementations for managed, device and pinned memory.
 #pragma once

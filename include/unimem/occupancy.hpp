@@ -1,6 +1,3 @@
-// unimem: occupancy-based block sizes, the runtime's occupancy calculator over a kernel pointer
-// (cudaOccupancyMaxPotentialBlockSize, hipOccupancyMaxPotentialBlockSize), and grid_for(kernel,
-// n), a launch configuration sized by it.
 /// @file
 /// @brief max_potential_block_size(kernel) and grid_for(kernel, n): block sizes chosen by the
 /// runtime's occupancy calculator, on CUDA and HIP.

@@ -1,4 +1,3 @@
-// unimem: pinned_buffer<T>, page-locked host memory for fast and asynchronous copies.
 /// @file
 /// @brief pinned_buffer, page-locked host memory for fast and asynchronous copies.
 #pragma once

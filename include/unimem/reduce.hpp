@@ -1,5 +1,3 @@
-// unimem: warp and block reductions built on unimem/warp.hpp; correct for blocks whose size is
-// not a multiple of the warp size (and for any warp size).
 /// @file
 /// @brief Warp and block reductions, warp::reduce() and block::reduce() (device code only), with
 /// the operators plus and maximum; correct for any block size and any warp size.

@@ -1,4 +1,3 @@
-// unimem: stream, an owning runtime stream of one device, and the runtime calls of stream_ref.
 /// @file
 /// @brief stream, an owning runtime stream of one device; defines the runtime calls of stream_ref.
 #pragma once

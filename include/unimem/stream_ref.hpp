@@ -1,8 +1,6 @@
-// unimem: stream_ref, a non-owning handle to a runtime stream. Runtime-free: the handle type is
-// forward-declared (detail/backend/handles.hpp), and the calls that need the runtime are
-// defined by stream.hpp.
 /// @file
-/// @brief stream_ref, a non-owning handle to a runtime stream, and default_stream. Runtime-free.
+/// @brief stream_ref, a non-owning handle to a runtime stream, and default_stream. Runtime-free:
+/// the handle type is forward-declared; stream.hpp defines the calls that need the runtime.
 #pragma once
 
 #include "config.hpp"

@@ -1,4 +1,3 @@
-// unimem: library version.
 /// @file
 /// @brief The library's version, as macros.
 #pragma once

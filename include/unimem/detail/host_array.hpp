@@ -1,5 +1,5 @@
 // unimem: the container interface shared by the host-accessible buffers (managed_buffer,
-// pinned_buffer). Not a public header.
+// pinned_buffer, pool_buffer). Not a public header.
 #pragma once
 
 #include "../argument_error.hpp"
@@ -33,16 +33,16 @@ namespace detail {
     ;
 #endif
 
-/// An owned array of T in memory kind Kind that the CPU can read and write directly.
+/// An owned array of T in memory kind Kind that the CPU can read and write directly: the
+/// buffer interface (array_base) plus element access, iterators and the host-side constructors.
 /// Move-only. A kernel argument and access-tag target through unimem_view.
 template <class T, class Kind>
-class host_array {
+class host_array : public array_base<T, Kind> {
   using storage = owned_array<T, Kind>;
+  using base = array_base<T, Kind>;
 
  public:
-  using memory_kind = Kind;
-  using value_type = T;
-  using size_type = std::size_t;
+  using typename base::size_type;
   using difference_type = std::ptrdiff_t;
   using reference = T&;
   using const_reference = const T&;
@@ -50,18 +50,17 @@ class host_array {
   using const_pointer = const T*;
   using iterator = T*;
   using const_iterator = const T*;
+  using base::data;
+  using base::size;
 
   host_array() noexcept = default;
-  host_array(size_type n, call_site where) : storage_(n, Kind::buffer_name, where) {
-    value_initialize_on_cpu();
-  }
-  host_array(size_type n, uninitialized_t, call_site where) : storage_(n, Kind::buffer_name, where) {}
-  host_array(storage&& s) noexcept : storage_(std::move(s)) {}
-  host_array(size_type n, const T& value, call_site where) : storage_(n, Kind::buffer_name, where) {
+  host_array(size_type n, call_site where) : base(n, where) { value_initialize_on_cpu(); }
+  host_array(size_type n, uninitialized_t, call_site where) : base(n, where) {}
+  host_array(storage&& s) noexcept : base(std::move(s)) {}
+  host_array(size_type n, const T& value, call_site where) : base(n, where) {
     for (T* p = begin(); p != end(); ++p) ::new (static_cast<void*>(p)) T(value);
   }
-  host_array(std::initializer_list<T> values, call_site where)
-      : storage_(values.size(), Kind::buffer_name, where) {
+  host_array(std::initializer_list<T> values, call_site where) : base(values.size(), where) {
     if (values.size() != 0) std::memcpy(data(), values.begin(), values.size() * sizeof(T));
   }
   /// [first, last): with random-access iterators written in place; others are read once into
@@ -69,27 +68,15 @@ class host_array {
   template <class It, std::enable_if_t<is_iterator_v<It>, int> = 0>
   host_array(It first, It last, call_site where) {
     if constexpr (has_distance<It>::value) {
-      storage(range_length(first, last, Kind::buffer_name), Kind::buffer_name, where).swap(storage_);
+      storage(range_length(first, last, Kind::buffer_name), Kind::buffer_name, where)
+          .swap(this->storage_);
       for (T* p = begin(); first != last; ++first, ++p) ::new (static_cast<void*>(p)) T(*first);
     } else {
       const gathered<T> values(first, last, Kind::buffer_name);
-      storage(values.size(), Kind::buffer_name, where).swap(storage_);
-      if (values.size() != 0) std::memcpy(data(), values.data(), size_bytes());
+      storage(values.size(), Kind::buffer_name, where).swap(this->storage_);
+      if (values.size() != 0) std::memcpy(data(), values.data(), this->size_bytes());
     }
   }
-
-  [[nodiscard]] size_type size() const noexcept { return storage_.size(); }
-  /// @brief size() * sizeof(T), as std::span::size_bytes().
-  [[nodiscard]] size_type size_bytes() const noexcept { return size() * sizeof(T); }
-  /// @deprecated Use size_bytes() (std::span's name, and view's).
-  [[deprecated("use size_bytes()")]] [[nodiscard]] size_type bytes() const noexcept {
-    return size_bytes();
-  }
-  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
-  [[nodiscard]] static constexpr size_type max_size() noexcept { return max_elements<T>(); }
-
-  [[nodiscard]] T* data() noexcept { return storage_.data(); }
-  [[nodiscard]] const T* data() const noexcept { return storage_.data(); }
 
   /// @brief Unchecked host access. Wait for kernels that write the buffer first.
   T& operator[](size_type i) noexcept { return data()[i]; }
@@ -109,22 +96,6 @@ class host_array {
   const_iterator cbegin() const noexcept { return data(); }
   const_iterator cend() const noexcept { return data() + size(); }
 
-  /// @brief A view for kernels and free functions; a const buffer gives a view of const
-  /// elements.
-  [[nodiscard]] unimem::view<T> view() noexcept { return {data(), size()}; }
-  [[nodiscard]] unimem::view<const T> view() const noexcept { return {data(), size()}; }
-  /// @deprecated Use std::as_const(b).view() (or view() of a const buffer).
-  [[deprecated("use std::as_const(b).view()")]] [[nodiscard]] unimem::view<const T> cview()
-      const noexcept {
-    return view();
-  }
-
-  void swap(host_array& other) noexcept { storage_.swap(other.storage_); }
-
-  /// The kernel-argument hook (kernel_argument.hpp).
-  friend unimem::view<T> unimem_view(host_array& a) noexcept { return a.view(); }
-  friend unimem::view<const T> unimem_view(const host_array& a) noexcept { return a.view(); }
-
  protected:
   /// Value-initialises every element with the CPU (a memset for trivially default
   /// constructible T, whose value-initialisation is zero-initialisation).
@@ -133,7 +104,7 @@ class host_array {
                   "buffer(n) value-initialises: T needs a default constructor; use "
                   "buffer(n, unimem::uninitialized) or buffer(n, value)");
     if constexpr (std::is_trivially_default_constructible<T>::value) {
-      if (!empty()) std::memset(static_cast<void*>(data()), 0, size_bytes());
+      if (!this->empty()) std::memset(static_cast<void*>(data()), 0, this->size_bytes());
     } else {
       for (T* p = begin(); p != end(); ++p) ::new (static_cast<void*>(p)) T();
     }
@@ -144,8 +115,6 @@ class host_array {
     if (i >= size()) throw_out_of_range(Kind::buffer_name, i, size());
     return i;
   }
-
-  storage storage_;
 };
 
 }  // namespace detail

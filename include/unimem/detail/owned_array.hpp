@@ -4,6 +4,7 @@
 
 #include "../argument_error.hpp"
 #include "../config.hpp"
+#include "../view.hpp"
 
 #include <cstddef>
 #include <cstring>
@@ -117,6 +118,46 @@ class owned_array {
  private:
   T* data_ = nullptr;
   std::size_t size_ = 0;
+};
+
+/// The interface every unimem buffer has over its owned_array: sizes, data(), views, swap()
+/// and the kernel-argument hook (kernel_argument.hpp). device_buffer derives from it directly,
+/// the host-accessible buffers through host_array (which adds element access).
+template <class T, class Kind>
+class array_base {
+ public:
+  using memory_kind = Kind;
+  using value_type = T;
+  using size_type = std::size_t;
+
+  [[nodiscard]] size_type size() const noexcept { return storage_.size(); }
+  /// size() * sizeof(T), as std::span::size_bytes().
+  [[nodiscard]] size_type size_bytes() const noexcept { return size() * sizeof(T); }
+  [[deprecated("use size_bytes()")]] [[nodiscard]] size_type bytes() const noexcept {
+    return size_bytes();
+  }
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  [[nodiscard]] static constexpr size_type max_size() noexcept { return max_elements<T>(); }
+  [[nodiscard]] T* data() noexcept { return storage_.data(); }
+  [[nodiscard]] const T* data() const noexcept { return storage_.data(); }
+  /// A view for kernels and free functions; a const buffer gives a view of const elements.
+  [[nodiscard]] unimem::view<T> view() noexcept { return {data(), size()}; }
+  [[nodiscard]] unimem::view<const T> view() const noexcept { return {data(), size()}; }
+  [[deprecated("use std::as_const(b).view()")]] [[nodiscard]] unimem::view<const T> cview()
+      const noexcept {
+    return view();
+  }
+  void swap(array_base& other) noexcept { storage_.swap(other.storage_); }
+
+  friend unimem::view<T> unimem_view(array_base& a) noexcept { return a.view(); }
+  friend unimem::view<const T> unimem_view(const array_base& a) noexcept { return a.view(); }
+
+ protected:
+  array_base() noexcept = default;
+  array_base(owned_array<T, Kind>&& s) noexcept : storage_(std::move(s)) {}
+  array_base(std::size_t n, call_site where) : storage_(n, Kind::buffer_name, where) {}
+
+  owned_array<T, Kind> storage_;
 };
 
 /// True for types usable as iterators of a [first, last) constructor: dereferenceable,

@@ -16,7 +16,7 @@ TEST(Device, CountNeverThrowsForAMissingGpu) {
   EXPECT_EQ(unimem::devices().size(), static_cast<std::size_t>(n));
 }
 
-// Names, versions and the report come as standard types (issue 25: no string type of unimem's).
+// Names, versions and the report come as standard types (no string type of unimem's).
 static_assert(std::is_same<decltype(unimem::report()), std::string>::value, "");
 static_assert(std::is_same<decltype(unimem::runtime_version()), std::string>::value, "");
 static_assert(std::is_same<decltype(unimem::driver_version()), std::string>::value, "");
@@ -99,6 +99,23 @@ TEST(DeviceGpu, Properties) {
   }
 }
 
+// The cached properties are what the runtime answers: each attribute of the list read again.
+TEST(DeviceGpu, CachedAttributesAreTheRuntimes) {
+  UNIMEM_REQUIRE_GPU();
+  for (const unimem::device& d : unimem::devices()) {
+    unimem::device_properties p = d.properties();
+    SCOPED_TRACE(p.name);
+    unimem::detail::for_each_attribute(p, [&](auto& field,
+                                              unimem::detail::backend::device_attribute a) {
+      int v = 0;
+      ASSERT_EQ(unimem::detail::backend::get_attribute(&v, a, d.device_id()).code,
+                unimem::detail::backend::success);
+      EXPECT_EQ(field, static_cast<std::remove_reference_t<decltype(field)>>(v))
+          << "attribute " << static_cast<int>(a);
+    });
+  }
+}
+
 // What peak bandwidth needs: the memory bus width and clock, read as device attributes (CUDA 13
 // has no cudaDeviceProp::memoryClockRate). An H200 (HBM3e) is rated 4.8 TB/s.
 TEST(DeviceGpu, MemoryBusAndPeakBandwidth) {
@@ -142,7 +159,7 @@ TEST(DeviceGpu, ReportListsEveryDevice) {
   EXPECT_NE(r.find("peak bandwidth"), std::string::npos) << r;
 }
 
-// ---- the unified-memory regime (issue 28, item 3) ----
+// ---- the unified-memory regime ----
 
 namespace {
 
@@ -174,6 +191,38 @@ static_assert(unimem::regime_of(attributes(true, true, false, false, false, fals
                   memory_regime::discrete_migrating,
               "");
 static_assert(noexcept(unimem::regime_of(unimem::regime_attributes{})), "");
+// The capabilities are declared once: the properties and the regime's attributes both have them.
+static_assert(std::is_base_of<unimem::memory_capabilities, unimem::device_properties>::value, "");
+static_assert(std::is_base_of<unimem::memory_capabilities, unimem::regime_attributes>::value, "");
+constexpr unimem::memory_capabilities gh200{true, true, true, true, false};
+static_assert(unimem::regime_of(unimem::regime_attributes{gh200, false, false}) ==
+                  memory_regime::coherent,
+              "regime_attributes: a GPU's memory_capabilities, then XNACK");
+
+// The property cache is filled from for_each_attribute: every field it names is a distinct
+// field of device_properties read from a distinct attribute, and every memory capability is
+// among them (a capability missing from the list would never be read).
+TEST(Device, EachAttributeIsReadOnce) {
+  using unimem::detail::backend::device_attribute;
+  unimem::device_properties p;
+  std::set<const void*> fields;
+  std::set<int> attributes_read;
+  int visited = 0;
+  unimem::detail::for_each_attribute(p, [&](auto& field, device_attribute a) {
+    ++visited;
+    fields.insert(&field);
+    attributes_read.insert(static_cast<int>(a));
+    EXPECT_NE(a, device_attribute::compute_mode);  // read on each call, never cached
+  });
+  EXPECT_EQ(fields.size(), static_cast<std::size_t>(visited));
+  EXPECT_EQ(attributes_read.size(), static_cast<std::size_t>(visited));
+  const void* const read[] = {&p.managed_memory, &p.concurrent_managed_access,
+                              &p.pageable_memory_access,
+                              &p.pageable_memory_access_uses_host_page_tables, &p.integrated,
+                              &p.warp_size, &p.multiprocessors, &p.max_threads_per_block,
+                              &p.memory_bus_width_bits, &p.memory_clock_khz};
+  for (const void* field : read) EXPECT_EQ(fields.count(field), 1u);
+}
 
 TEST(MemoryRegime, EachPlatformFromItsAttributes) {
   struct platform {
@@ -263,6 +312,19 @@ TEST(MemoryRegime, NamesAndDescriptions) {
     EXPECT_NE(text.find("allocate"), std::string::npos) << text;
   }
   EXPECT_EQ(names.size(), std::size(all_regimes));
+  const char* const spelled[] = {"discrete_migrating", "hmm", "coherent",
+                                 "apu", "no_migration", "no_managed_memory"};
+  for (std::size_t i = 0; i < std::size(all_regimes); ++i) {
+    EXPECT_EQ(unimem::to_string(all_regimes[i]), spelled[i]);  // each name its enumerator's
+  }
+  EXPECT_NE(std::string(unimem::describe(memory_regime::coherent)).find("page tables"),
+            std::string::npos);
+  EXPECT_NE(std::string(unimem::describe(memory_regime::hmm)).find("HMM"), std::string::npos);
+  EXPECT_NE(std::string(unimem::describe(memory_regime::no_managed_memory))
+                .find("cannot allocate managed memory"),
+            std::string::npos);
+  EXPECT_EQ(unimem::to_string(static_cast<memory_regime>(6)), "?");
+  EXPECT_STREQ(unimem::describe(static_cast<memory_regime>(-1)), "?");
   EXPECT_EQ(descriptions.size(), std::size(all_regimes));
   EXPECT_EQ(unimem::to_string(memory_regime::discrete_migrating), "discrete_migrating");
   EXPECT_EQ(unimem::to_string(memory_regime::coherent) + "!", "coherent!");
@@ -285,11 +347,9 @@ TEST(DeviceGpu, RegimeAgreesWithTheAttributes) {
     EXPECT_EQ(p.integrated, d.integrated());
     EXPECT_EQ(p.pageable_memory_access_uses_host_page_tables,
               d.pageable_memory_access_uses_host_page_tables());
-    const unimem::regime_attributes a =
-        attributes(p.managed_memory, p.concurrent_managed_access, p.pageable_memory_access,
-                   p.pageable_memory_access_uses_host_page_tables, p.integrated,
-                   unimem::detail::backend::migration_needs_xnack,
-                   std::string(p.architecture).find("xnack+") != std::string::npos);
+    const unimem::regime_attributes a{
+        p, unimem::detail::backend::migration_needs_xnack,
+        std::string(p.architecture).find("xnack+") != std::string::npos};
     EXPECT_EQ(unimem::to_string(unimem::regime_of(a)), unimem::to_string(p.regime));
     EXPECT_EQ(a.migrates_on_demand(), p.migrates_on_demand);
     // ATS implies pageable access: no runtime reports the one without the other.

@@ -46,6 +46,23 @@ TEST(NoGpu, DeviceObjectsThrow) {
   EXPECT_EQ(empty.ready_for_host(), unimem::hint_status::empty);  // no runtime call
 }
 
+// A failed read of a device's properties publishes nothing: each query reads again and throws
+// again, in the slot of a low ordinal as in the list beyond the slots.
+TEST(NoGpu, PropertyCacheKeepsNoFailedRead) {
+  UNIMEM_REQUIRE_NO_GPU();
+  for (int id : {0, 0, unimem::detail::cached_devices, unimem::detail::cached_devices}) {
+    SCOPED_TRACE(id);
+    try {
+      (void)unimem::detail::cached_properties(id, unimem::call_site::current());
+      FAIL() << "reading the properties of device " << id << " without a GPU did not throw";
+    } catch (const unimem::error& e) {
+      EXPECT_TRUE(e.no_gpu()) << e.what();
+    }
+    EXPECT_THROW((void)unimem::detail::device_migrates(id, unimem::call_site::current()),
+                 unimem::error);
+  }
+}
+
 __global__ void no_gpu_kernel(float* p) {
   if (p != nullptr) *p = 1.0f;
 }

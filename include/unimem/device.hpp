@@ -11,11 +11,15 @@
 #include "detail/backend/backend.hpp"
 #include "detail/host_access.hpp"
 #include "error.hpp"
+#include "location.hpp"
 #include "version.hpp"
 
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 UNIMEM_BEGIN_NAMESPACE
@@ -78,49 +82,50 @@ enum class compute_mode {
 
 /// @brief The unified-memory regime of a GPU: how managed memory and the host's own (malloc'd)
 /// memory behave there, which decides what to allocate and which placement hints do anything.
-/// Read from the runtime's attributes by regime_of(); device::regime() gives a GPU's.
-/// docs/pitfalls.md, "Unified-memory regimes", has the table.
+/// regime_of() derives it from the memory_capabilities, to_string() names it, describe() says
+/// what it means for a program; docs/pitfalls.md, "Unified-memory regimes", has the table.
 enum class memory_regime {
-  /// A discrete GPU with its own memory whose managed pages migrate on demand, and no access
-  /// to pageable host memory (an H200 on x86 without HMM: concurrent managed access 1,
-  /// pageable memory access 0). Allocate managed memory; prefetch and advice move pages.
+  /// A discrete GPU whose managed pages migrate on demand, without access to pageable host
+  /// memory (an H200 on x86 without HMM). Prefetch and advice move pages.
   discrete_migrating,
   /// Heterogeneous memory management: managed pages migrate, and kernels may also use
   /// malloc'd memory, which the OS migrates or maps on fault (NVIDIA with CUDA >= 12.2 and the
-  /// open kernel modules; AMD with XNACK on an HMM kernel): pageable memory access 1, not
-  /// through the host's page tables.
+  /// open kernel modules; AMD with XNACK on an HMM kernel).
   hmm,
   /// Hardware coherence through the host's page tables (ATS; Grace Hopper over NVLink-C2C):
-  /// pageable memory access 1 and pageable memory access uses host page tables 1. malloc'd
-  /// memory is as usable by kernels as managed memory.
+  /// malloc'd memory is as usable by kernels as managed memory.
   coherent,
-  /// One physical memory for the CPU and the GPU (an integrated GPU: MI300A, Jetson): nothing
-  /// migrates, and prefetch, preferred_location and read_mostly advice answer
-  /// hint_status::not_needed.
+  /// One physical memory for the CPU and the GPU (MI300A, Jetson): nothing migrates; prefetch,
+  /// preferred_location and read_mostly advice answer hint_status::not_needed.
   apu,
-  /// Managed memory exists but its pages never move: AMD without XNACK (concurrent managed
-  /// access reads 1 there all the same), CUDA without concurrent managed access. Prefetch and
-  /// advice answer hint_status::unsupported (see unsupported_policy).
+  /// Managed memory exists but its pages never move (AMD without XNACK, CUDA without concurrent
+  /// managed access): prefetch and advice answer hint_status::unsupported.
   no_migration,
   /// The device cannot allocate managed memory at all.
   no_managed_memory,
 };
 
-/// @brief The device attributes memory_regime is read from (what the runtime reports), as a
-/// plain struct: regime_of() is a pure function of it, testable without a GPU.
-struct regime_attributes {
-  /// @brief The device can allocate managed memory (cudaDevAttrManagedMemory,
-  /// hipDeviceAttributeManagedMemory).
+/// @brief A GPU's managed-memory capabilities as the runtime reports them, declared once:
+/// device_properties holds them with the rest of what unimem knows of a GPU, regime_attributes
+/// with the rest of what its memory_regime is derived from.
+struct memory_capabilities {
+  /// @brief The device can allocate managed memory.
   bool managed_memory = false;
-  /// @brief The runtime reports concurrent managed access. On NVIDIA this is what makes pages
-  /// migrate; on AMD it reads 1 even where they never do (see migration_needs_xnack).
+  /// @brief The runtime reports that CPU and GPU may access managed memory concurrently. On
+  /// NVIDIA this is what makes pages migrate; on AMD it reads 1 even where they never do (see
+  /// regime_attributes::migration_needs_xnack).
   bool concurrent_managed_access = false;
   /// @brief The GPU can access pageable (malloc'd) host memory coherently.
   bool pageable_memory_access = false;
-  /// @brief ... and does so through the host's own page tables (ATS).
+  /// @brief ... and does so through the host's own page tables (ATS, Grace Hopper).
   bool pageable_memory_access_uses_host_page_tables = false;
-  /// @brief The GPU is integrated: it shares one physical memory with the host.
+  /// @brief The GPU is integrated: one physical memory with the host (MI300A, Jetson).
   bool integrated = false;
+};
+
+/// @brief What memory_regime is derived from: the memory_capabilities and, for AMD, XNACK. A
+/// plain struct: regime_of() is a pure function of it, testable without a GPU.
+struct regime_attributes : memory_capabilities {
   /// @brief Managed pages migrate only with XNACK (page-fault retry): true on AMD, where
   /// concurrent_managed_access does not say that pages move.
   bool migration_needs_xnack = false;
@@ -155,61 +160,68 @@ struct regime_attributes {
   return memory_regime::discrete_migrating;
 }
 
+namespace detail {
+/// Each regime's name and what it means for a program (three lines: what the regime is, which
+/// memory to allocate, which placement hints do anything), in the enumerators' order.
+struct regime_text {
+  const char* name;
+  const char* description;
+};
+inline constexpr regime_text regime_texts[] = {
+    {"discrete_migrating",
+     "managed pages migrate on demand between host memory and this GPU's own memory\n"
+     "allocate managed memory (managed_buffer) for data both sides use; malloc'd memory is not "
+     "reachable from kernels\n"
+     "prefetch, advice and access tags move pages ahead of the faults: use them"},
+    {"hmm",
+     "managed pages migrate on demand, and kernels may use malloc'd memory too (HMM: the OS "
+     "migrates or maps it on fault)\n"
+     "allocate managed memory for data the GPU works on; malloc'd memory works in kernels, each "
+     "first touch a fault\n"
+     "prefetch, advice and access tags apply to managed memory as on a discrete GPU"},
+    {"coherent",
+     "the GPU reads and writes host memory coherently through the host's page tables (ATS, e.g. "
+     "Grace Hopper)\n"
+     "allocate as you like: malloc'd memory works in kernels as it is; managed memory still "
+     "moves to the GPU's memory where prefetched\n"
+     "prefetch and preferred_location advice move pages; accessed_by sets up mappings"},
+    {"apu",
+     "CPU and GPU share one physical memory (an APU: MI300A, Jetson): nothing migrates\n"
+     "allocate managed memory (on MI300A device memory is host-readable too); malloc'd memory "
+     "reaches an AMD GPU only with HSA_XNACK=1\n"
+     "prefetch, preferred_location and read_mostly advice are no-ops: hint_status::not_needed; "
+     "accessed_by is passed on"},
+    {"no_migration",
+     "managed memory exists but its pages never move (AMD without XNACK, or no concurrent "
+     "managed access)\n"
+     "for data kernels use heavily allocate device memory (device_buffer) and copy; on AMD, "
+     "HSA_XNACK=1 turns migration on where the GPU supports it\n"
+     "prefetch and advice cannot move pages: hint_status::unsupported (see "
+     "unimem::unsupported_policy)"},
+    {"no_managed_memory",
+     "the device cannot allocate managed memory: managed_buffer throws unimem::error\n"
+     "allocate device memory (device_buffer) and pinned host memory, and copy\n"
+     "no placement hint applies"},
+};
+static_assert(sizeof regime_texts / sizeof regime_texts[0] ==
+                  static_cast<std::size_t>(memory_regime::no_managed_memory) + 1,
+              "one text per memory_regime");
+constexpr regime_text text_of(memory_regime r) noexcept {
+  const auto i = static_cast<std::size_t>(r);
+  return i <= static_cast<std::size_t>(memory_regime::no_managed_memory) ? regime_texts[i]
+                                                                          : regime_text{"?", "?"};
+}
+}  // namespace detail
+
 /// @brief The enumerator's name: "discrete_migrating", "hmm", "coherent", "apu",
 /// "no_migration" or "no_managed_memory" (a std::string, as the other to_string overloads).
-inline std::string to_string(memory_regime r) {
-  switch (r) {
-    case memory_regime::discrete_migrating: return "discrete_migrating";
-    case memory_regime::hmm: return "hmm";
-    case memory_regime::coherent: return "coherent";
-    case memory_regime::apu: return "apu";
-    case memory_regime::no_migration: return "no_migration";
-    case memory_regime::no_managed_memory: return "no_managed_memory";
-  }
-  return "?";
-}
+inline std::string to_string(memory_regime r) { return detail::text_of(r).name; }
 
 /// @brief What the regime means for a program, in three lines separated by '\n' (no final
 /// one): what the regime is, which memory to allocate, and which placement hints do anything.
 /// unimem-info prints it under each GPU.
 [[nodiscard]] inline const char* describe(memory_regime r) noexcept {
-  switch (r) {
-    case memory_regime::discrete_migrating:
-      return "managed pages migrate on demand between host memory and this GPU's own memory\n"
-             "allocate managed memory (managed_buffer) for data both sides use; malloc'd memory "
-             "is not reachable from kernels\n"
-             "prefetch, advice and access tags move pages ahead of the faults: use them";
-    case memory_regime::hmm:
-      return "managed pages migrate on demand, and kernels may use malloc'd memory too (HMM: the "
-             "OS migrates or maps it on fault)\n"
-             "allocate managed memory for data the GPU works on; malloc'd memory works in "
-             "kernels, each first touch a fault\n"
-             "prefetch, advice and access tags apply to managed memory as on a discrete GPU";
-    case memory_regime::coherent:
-      return "the GPU reads and writes host memory coherently through the host's page tables "
-             "(ATS, e.g. Grace Hopper)\n"
-             "allocate as you like: malloc'd memory works in kernels as it is; managed memory "
-             "still moves to the GPU's memory where prefetched\n"
-             "prefetch and preferred_location advice move pages; accessed_by sets up mappings";
-    case memory_regime::apu:
-      return "CPU and GPU share one physical memory (an APU: MI300A, Jetson): nothing migrates\n"
-             "allocate managed memory (on MI300A device memory is host-readable too); malloc'd "
-             "memory reaches an AMD GPU only with HSA_XNACK=1\n"
-             "prefetch, preferred_location and read_mostly advice are no-ops: "
-             "hint_status::not_needed; accessed_by is passed on";
-    case memory_regime::no_migration:
-      return "managed memory exists but its pages never move (AMD without XNACK, or no "
-             "concurrent managed access)\n"
-             "for data kernels use heavily allocate device memory (device_buffer) and copy; on "
-             "AMD, HSA_XNACK=1 turns migration on where the GPU supports it\n"
-             "prefetch and advice cannot move pages: hint_status::unsupported "
-             "(see unimem::unsupported_policy)";
-    case memory_regime::no_managed_memory:
-      return "the device cannot allocate managed memory: managed_buffer throws unimem::error\n"
-             "allocate device memory (device_buffer) and pinned host memory, and copy\n"
-             "no placement hint applies";
-  }
-  return "?";
+  return detail::text_of(r).description;
 }
 
 // device_properties::id is deprecated: the struct's implicit constructors and assignments,
@@ -218,8 +230,9 @@ inline std::string to_string(memory_regime r) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #endif
-/// @brief Everything unimem knows about one GPU, read at one moment.
-struct device_properties {
+/// @brief Everything unimem knows about one GPU, read at one moment: its memory_capabilities
+/// and what follows.
+struct device_properties : memory_capabilities {
   /// @brief The device ordinal.
   int device_id = 0;
   /// @brief device_id, under its old name (properties() fills both).
@@ -245,25 +258,13 @@ struct device_properties {
   std::size_t total_memory = 0;
   /// @brief Free global memory in bytes when the properties were read.
   std::size_t free_memory = 0;
-  /// The device can allocate managed memory.
-  bool managed_memory = false;
-  /// The runtime reports that CPU and GPU may access managed memory concurrently.
-  bool concurrent_managed_access = false;
-  /// The GPU can access pageable (malloc'd) host memory coherently.
-  bool pageable_memory_access = false;
-  /// @brief The GPU accesses pageable host memory through the host's page tables (ATS, Grace
-  /// Hopper).
-  bool pageable_memory_access_uses_host_page_tables = false;
-  /// @brief The GPU is integrated: one physical memory with the host (MI300A, Jetson).
-  bool integrated = false;
-  /// @brief Managed pages migrate to the processor that touches them.
-  /// CUDA: concurrentManagedAccess.
-  /// AMD: pageableMemoryAccess or xnack+ (concurrentManagedAccess is 1 there even when pages
-  /// never move). Where this is false, prefetch and advice cannot move data.
+  /// @brief Managed pages migrate to the processor that touches them
+  /// (regime_attributes::migrates_on_demand()): on AMD, concurrent_managed_access is 1 even
+  /// when pages never move. Where this is false, prefetch and advice cannot move data.
   bool migrates_on_demand = false;
-  /// @brief The unified-memory regime (regime_of() of the attributes above; XNACK on AMD).
+  /// @brief The unified-memory regime: regime_of() the memory_capabilities (and XNACK on AMD).
   memory_regime regime = memory_regime::no_managed_memory;
-  /// Who may use the device (read when the properties are read).
+  /// @brief Who may use the device (read when the properties are read).
   unimem::compute_mode compute_mode = unimem::compute_mode::shared;
   /// @brief The global memory bus width in bits (6144 on an H200, 8192 on an MI300X).
   int memory_bus_width_bits = 0;
@@ -277,198 +278,168 @@ struct device_properties {
     return 2.0 * memory_clock_khz * 1e3 * (memory_bus_width_bits / 8.0) / 1e9;
   }
 };
+namespace detail {
+/// Sets the ordinal under both of its names (here, where the deprecated one does not warn).
+inline void set_device_id(device_properties& p, int id) noexcept { p.device_id = p.id = id; }
+}  // namespace detail
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
 
 namespace detail {
 
-/// The properties of each device that never change while the process runs, read once per
-/// device on first use (a full properties query costs microseconds to milliseconds; name(),
-/// architecture() and the capability checks of every placement call read this copy).
-struct static_properties {
-  backend::native_properties native;
-  int warp_size = 0;
-  int multiprocessors = 0;
-  int max_threads_per_block = 0;
-  bool managed_memory = false;
-  bool concurrent_managed_access = false;
-  bool pageable_memory_access = false;
-  bool uses_host_page_tables = false;
-  bool integrated = false;
-  bool migrates_on_demand = false;
-  memory_regime regime = memory_regime::no_managed_memory;
-  int memory_clock_khz = 0;
-  int memory_bus_width_bits = 0;
-};
-
-/// Devices whose properties have a slot of their own; the properties of devices beyond them
-/// are kept in a list (overflow_properties), found by a walk.
-constexpr int cached_devices = 64;
-
-/// One published copy per device, or nullptr before the first read. A copy, once published,
-/// lives as long as the process (it is never freed: destructors of other static objects may
-/// still ask, and device names are handed out as pointers into it). Lock-free.
-inline atomic_cell<const static_properties*>* property_cache() noexcept {
-  static atomic_cell<const static_properties*> slots[cached_devices];
-  return slots;
+/// The properties read from device attributes, each named once with the attribute it is read
+/// from. The property cache is filled from this list: one capability more is one field of
+/// device_properties (or memory_capabilities), one line here and one attribute in the backend.
+template <class F>
+void for_each_attribute(device_properties& p, F&& f) {
+  using a = backend::device_attribute;
+  f(p.warp_size, a::warp_size);
+  f(p.multiprocessors, a::multiprocessors);
+  f(p.max_threads_per_block, a::max_threads_per_block);
+  f(p.managed_memory, a::managed_memory);
+  f(p.concurrent_managed_access, a::concurrent_managed_access);
+  f(p.pageable_memory_access, a::pageable_memory_access);
+  f(p.pageable_memory_access_uses_host_page_tables,
+    a::pageable_memory_access_uses_host_page_tables);
+  f(p.integrated, a::integrated);
+  f(p.memory_clock_khz, a::memory_clock_khz);
+  f(p.memory_bus_width_bits, a::memory_bus_width_bits);
 }
 
-/// The cached properties of a device beyond the first cached_devices, in a list that only
-/// grows (never freed either).
-struct overflow_properties {
-  static_properties properties;
+/// The properties of one device that never change while the process runs, read once on first
+/// use (a full query costs microseconds to milliseconds; device's accessors and the capability
+/// checks of every placement call read this copy; free_memory and compute_mode are read on each
+/// call). Never copied nor freed: name and architecture point into `native` and are handed out.
+struct cached_device {
+  cached_device(int device, call_site where) : id(device) {
+    check(backend::get_properties(native, device), where);
+    for_each_attribute(properties, [&](auto& field, backend::device_attribute a) {
+      int v = 0;
+      check(backend::get_attribute(&v, a, device), where);
+      field = static_cast<std::remove_reference_t<decltype(field)>>(v);
+    });
+    set_device_id(properties, device);
+    properties.name = native.name;
+    properties.architecture = native.architecture;
+    properties.compute_major = native.major;
+    properties.compute_minor = native.minor;
+    properties.total_memory = native.total_memory;
+    const regime_attributes a{properties, backend::migration_needs_xnack,
+                              backend::xnack_enabled(native)};
+    properties.migrates_on_demand = a.migrates_on_demand();
+    properties.regime = regime_of(a);
+  }
+  cached_device(const cached_device&) = delete;
+  cached_device& operator=(const cached_device&) = delete;
+
+  backend::native_properties native;
+  device_properties properties;
   int id;
-  const overflow_properties* next;
+  const cached_device* next = nullptr;  // the next device in the same list
 };
-inline atomic_cell<const overflow_properties*>& overflow_cache() noexcept {
-  static atomic_cell<const overflow_properties*> head;
+
+/// Devices below this ordinal have a list of their own (one entry long, found at once); the
+/// others share overflow_cache's list, found by a walk.
+constexpr int cached_devices = 64;
+
+/// The lists of cached devices, empty before the first read. Lock-free: a device's entry,
+/// once published, lives as long as the process (destructors of other static objects may
+/// still ask, and device names are handed out as pointers into it).
+inline atomic_cell<const cached_device*>* property_cache() noexcept {
+  static atomic_cell<const cached_device*> slots[cached_devices];
+  return slots;
+}
+inline atomic_cell<const cached_device*>& overflow_cache() noexcept {
+  static atomic_cell<const cached_device*> head;
   return head;
 }
 
-/// Test hook: pretend device `id` can (1) or cannot (0) migrate; -1 forgets the pretence.
+/// The cached properties of device `id` (which must exist).
+UNIMEM_DETAIL_OUTLINE const device_properties& cached_properties(int id, call_site where)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
+  atomic_cell<const cached_device*>& head =
+      id >= 0 && id < cached_devices ? property_cache()[id] : overflow_cache();
+  const cached_device* first = head.load();
+  for (const cached_device* c = first; c != nullptr; c = c->next) {
+    if (c->id == id) return c->properties;
+  }
+  // First use: read (a failure throws and publishes nothing), then publish. Threads that race
+  // here each read; the first to publish wins and the others drop their identical copies.
+  cached_device* fresh = new cached_device(id, where);
+  for (fresh->next = first; !head.compare_exchange(first, fresh); fresh->next = first) {
+    for (const cached_device* c = first; c != fresh->next; c = c->next) {  // what came since
+      if (c->id == id) {
+        delete fresh;
+        return c->properties;
+      }
+    }
+  }
+  return fresh->properties;
+}
+#else
+    ;
+#endif
+
+/// Test hooks, per device below cached_devices, each kept as its value + 1 (0: the real answer).
+/// set_migration_capability_for_testing(id, 1 or 0): device `id` pretends it can or cannot
+/// migrate (-1 forgets). set_regime_for_testing(id, r): placement answers as it would in regime
+/// r (the device's own properties, device::regime() included, stay the real ones) until
+/// forget_regime_for_testing(id); a pretended no_migration or no_managed_memory also makes
+/// device_migrates() false, a pretended discrete_migrating, hmm or coherent true; apu leaves it.
 inline atomic_cell<signed char>* migration_overrides() noexcept {
   static atomic_cell<signed char> values[cached_devices];
   return values;
 }
-inline void set_migration_capability_for_testing(int id, int value) noexcept {
-  if (id >= 0 && id < cached_devices) {
-    migration_overrides()[id].store(static_cast<signed char>(value < 0 ? 0 : value + 1));
-  }
-}
-
-/// Test hook: pretend device `id` is in regime r (placement answers as it would there; the
-/// device's own properties, device::regime() included, stay the real ones), until
-/// forget_regime_for_testing(id). A pretended no_migration or no_managed_memory also makes
-/// device_migrates() false, a pretended discrete_migrating, hmm or coherent true; apu leaves it.
 inline atomic_cell<signed char>* regime_overrides() noexcept {
   static atomic_cell<signed char> values[cached_devices];
   return values;
 }
+inline void store_override(atomic_cell<signed char>* cells, int id, int value) noexcept {
+  if (id >= 0 && id < cached_devices) cells[id].store(static_cast<signed char>(value));
+}
+inline int override_value(atomic_cell<signed char>* cells, int id) noexcept {
+  return id >= 0 && id < cached_devices ? cells[id].load() : 0;
+}
+inline void set_migration_capability_for_testing(int id, int value) noexcept {
+  store_override(migration_overrides(), id, value < 0 ? 0 : value + 1);
+}
 inline void set_regime_for_testing(int id, memory_regime r) noexcept {
-  if (id >= 0 && id < cached_devices) {
-    regime_overrides()[id].store(static_cast<signed char>(static_cast<int>(r) + 1));
-  }
+  store_override(regime_overrides(), id, static_cast<int>(r) + 1);
 }
-/// Forgets set_regime_for_testing(id): the real regime again.
 inline void forget_regime_for_testing(int id) noexcept {
-  if (id >= 0 && id < cached_devices) regime_overrides()[id].store(0);
-}
-/// The pretended regime of device `id` as its value + 1, or 0 for none.
-inline int regime_override(int id) noexcept {
-  return id >= 0 && id < cached_devices ? regime_overrides()[id].load() : 0;
+  store_override(regime_overrides(), id, 0);
 }
 
-UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE static_properties
-read_static_properties(int id, call_site where)
-#if UNIMEM_DETAIL_DEFINE_OUTLINE
-{
-  static_properties p;
-  check(backend::get_properties(p.native, id), where);
-  const auto attribute = [&](backend::device_attribute a) {
-    int v = 0;
-    check(backend::get_attribute(&v, a, id), where);
-    return v;
-  };
-  p.warp_size = attribute(backend::device_attribute::warp_size);
-  p.multiprocessors = attribute(backend::device_attribute::multiprocessors);
-  p.max_threads_per_block = attribute(backend::device_attribute::max_threads_per_block);
-  p.managed_memory = attribute(backend::device_attribute::managed_memory) != 0;
-  p.concurrent_managed_access = attribute(backend::device_attribute::concurrent_managed_access) != 0;
-  p.pageable_memory_access = attribute(backend::device_attribute::pageable_memory_access) != 0;
-  p.uses_host_page_tables =
-      attribute(backend::device_attribute::pageable_memory_access_uses_host_page_tables) != 0;
-  p.integrated = attribute(backend::device_attribute::integrated) != 0;
-  regime_attributes a;
-  a.managed_memory = p.managed_memory;
-  a.concurrent_managed_access = p.concurrent_managed_access;
-  a.pageable_memory_access = p.pageable_memory_access;
-  a.pageable_memory_access_uses_host_page_tables = p.uses_host_page_tables;
-  a.integrated = p.integrated;
-  a.migration_needs_xnack = backend::migration_needs_xnack;
-  a.xnack_enabled = backend::xnack_enabled(p.native);
-  p.migrates_on_demand = a.migrates_on_demand();
-  p.regime = regime_of(a);
-  p.memory_clock_khz = attribute(backend::device_attribute::memory_clock_khz);
-  p.memory_bus_width_bits = attribute(backend::device_attribute::memory_bus_width_bits);
-  return p;
-}
-#else
-    ;
-#endif
-
-/// The cached properties of device `id` (which must exist).
-UNIMEM_DETAIL_OUTLINE const static_properties& cached_properties(int id, call_site where)
-#if UNIMEM_DETAIL_DEFINE_OUTLINE
-{
-  if (id < 0 || id >= cached_devices) {
-    atomic_cell<const overflow_properties*>& head = overflow_cache();
-    const overflow_properties* first = head.load();
-    for (const overflow_properties* o = first; o != nullptr; o = o->next) {
-      if (o->id == id) return o->properties;
-    }
-    overflow_properties* fresh =
-        new overflow_properties{read_static_properties(id, where), id, first};
-    while (!head.compare_exchange(first, fresh)) {  // another device (or this one) came first
-      for (const overflow_properties* o = first; o != fresh->next; o = o->next) {
-        if (o->id == id) {
-          delete fresh;
-          return o->properties;
-        }
-      }
-      fresh->next = first;
-    }
-    return fresh->properties;
-  }
-  atomic_cell<const static_properties*>& slot = property_cache()[id];
-  if (const static_properties* known = slot.load()) return *known;
-  // First use: read (a failure throws and publishes nothing), then publish. Threads that race
-  // here each read; the first to publish wins and the others drop their identical copies.
-  const static_properties* fresh = new static_properties(read_static_properties(id, where));
-  const static_properties* expected = nullptr;
-  if (slot.compare_exchange(expected, fresh)) {
-    return *fresh;
-  }
-  delete fresh;
-  return *expected;
-}
-#else
-    ;
-#endif
-
-/// Whether device `id` migrates managed pages on demand (cached; the test hook wins).
+/// Whether device `id` migrates managed pages on demand (cached; the test hooks win).
 inline bool device_migrates(int id, call_site where) {
-  if (id >= 0 && id < cached_devices) {
-    const signed char v = migration_overrides()[id].load();
-    if (v != 0) return v == 2;
+  const int pretended = override_value(migration_overrides(), id);
+  if (pretended != 0) return pretended == 2;
+  switch (static_cast<memory_regime>(override_value(regime_overrides(), id) - 1)) {
+    case memory_regime::no_migration:
+    case memory_regime::no_managed_memory: return false;
+    case memory_regime::discrete_migrating:
+    case memory_regime::hmm:
+    case memory_regime::coherent: return true;
+    default: return cached_properties(id, where).migrates_on_demand;  // apu, or no pretence
   }
-  const int pretended = regime_override(id);
-  if (pretended != 0) {
-    switch (static_cast<memory_regime>(pretended - 1)) {
-      case memory_regime::no_migration:
-      case memory_regime::no_managed_memory: return false;
-      case memory_regime::discrete_migrating:
-      case memory_regime::hmm:
-      case memory_regime::coherent: return true;
-      case memory_regime::apu: break;
-    }
-  }
-  return cached_properties(id, where).migrates_on_demand;
 }
 
 /// The regime placement decides by for device `id` (cached; the test hook wins).
 inline memory_regime device_regime(int id, call_site where) {
-  const int pretended = regime_override(id);
-  if (pretended != 0) return static_cast<memory_regime>(pretended - 1);
-  return cached_properties(id, where).regime;
+  const int pretended = override_value(regime_overrides(), id);
+  return pretended != 0 ? static_cast<memory_regime>(pretended - 1)
+                        : cached_properties(id, where).regime;
 }
 
 }  // namespace detail
 
 /// @brief A GPU, by ordinal. Cheap to copy; holds no runtime resources.
 ///
-/// The properties that cannot change (name, architecture, memory size, capabilities) are read
-/// once per device and cached; free_memory() and compute_mode() are read on each call.
+/// What cannot change (name, architecture, memory size, capabilities) is read once per device
+/// and cached: each accessor returns the device_properties field of its name without a runtime
+/// call after the first. free_memory() and compute_mode() are read on each call.
 class device {
  public:
   /// @brief The GPU with ordinal `id`.
@@ -488,18 +459,16 @@ class device {
   /// @deprecated Use device_id(), the name stream, stream_ref and location give it.
   [[deprecated("use device_id()")]] [[nodiscard]] int id() const noexcept { return id_; }
 
-  /// @brief The marketing name, e.g. "NVIDIA H200": a NUL-terminated string in unimem's
-  /// per-device property cache, read once and kept until the program ends (the pointer never
-  /// dangles; copy it into a std::string where you want your own).
+  /// @brief The marketing name, e.g. "NVIDIA H200", in the property cache (see
+  /// device_properties::name; copy it into a std::string where you want your own).
   [[nodiscard]] const char* name(call_site where = call_site::current()) const {
-    return cached(where).native.name; }
-  /// @brief sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack-. In the
-  /// property cache, like name().
+    return cached(where).name; }
+  /// @brief sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack- (cached).
   [[nodiscard]] const char* architecture(call_site where = call_site::current()) const {
-    return cached(where).native.architecture; }
+    return cached(where).architecture; }
   /// @brief Global memory in bytes.
   [[nodiscard]] std::size_t total_memory(call_site where = call_site::current()) const {
-    return cached(where).native.total_memory; }
+    return cached(where).total_memory; }
   /// @brief Free memory now, as the runtime reports it (creates the device's context).
   [[nodiscard]] std::size_t free_memory(call_site where = call_site::current()) const;
 
@@ -515,26 +484,23 @@ class device {
   /// @brief The device can allocate managed memory.
   [[nodiscard]] bool managed_memory(call_site where = call_site::current()) const {
     return cached(where).managed_memory; }
-  /// @brief The runtime reports concurrent managed access (see device_properties).
+  /// @brief The runtime reports concurrent managed access (see memory_capabilities).
   [[nodiscard]] bool concurrent_managed_access(call_site where = call_site::current()) const {
-    return cached(where).concurrent_managed_access;
-  }
+    return cached(where).concurrent_managed_access; }
   /// @brief The GPU can access pageable host memory coherently.
   [[nodiscard]] bool pageable_memory_access(call_site where = call_site::current()) const {
     return cached(where).pageable_memory_access; }
   /// @brief The GPU accesses pageable host memory through the host's page tables (ATS).
   [[nodiscard]] bool pageable_memory_access_uses_host_page_tables(
       call_site where = call_site::current()) const {
-    return cached(where).uses_host_page_tables;
-  }
+    return cached(where).pageable_memory_access_uses_host_page_tables; }
   /// @brief The GPU is integrated: one physical memory with the host.
   [[nodiscard]] bool integrated(call_site where = call_site::current()) const {
     return cached(where).integrated; }
   /// @brief Whether managed pages migrate to this GPU on access (see device_properties).
   [[nodiscard]] bool migrates_on_demand(call_site where = call_site::current()) const {
     return cached(where).migrates_on_demand; }
-  /// @brief The unified-memory regime (read once, cached: no runtime call after the first
-  /// query of the device). to_string() names it, describe() says what it means.
+  /// @brief The unified-memory regime. to_string() names it, describe() says what it means.
   /// @code
   ///   const unimem::memory_regime r = unimem::device(0).regime();
   ///   std::printf("%s\n%s\n", unimem::to_string(r).c_str(), unimem::describe(r));
@@ -549,20 +515,19 @@ class device {
     return cached(where).memory_clock_khz; }
   /// @brief Who may use the device now (read on each call: an administrator may change it).
   [[nodiscard]] unimem::compute_mode compute_mode(call_site where = call_site::current()) const {
-    int v = 0;
-    detail::check(detail::backend::get_attribute(&v, detail::backend::device_attribute::compute_mode,
-                                                 id_),
-                  where);
-    switch (v) {
-      case 1: return unimem::compute_mode::exclusive_thread;
-      case 2: return unimem::compute_mode::prohibited;
-      case 3: return unimem::compute_mode::exclusive_process;
-      default: return unimem::compute_mode::shared;
-    }
+    using detail::backend::device_attribute;
+    int v = 0;  // the runtimes number the modes as compute_mode's enumerators
+    detail::check(detail::backend::get_attribute(&v, device_attribute::compute_mode, id_), where);
+    return v >= 1 && v <= 3 ? static_cast<unimem::compute_mode>(v) : unimem::compute_mode::shared;
   }
 
-  /// @brief All properties at once.
-  [[nodiscard]] device_properties properties(call_site where = call_site::current()) const;
+  /// @brief All properties at once: the cached ones, free_memory() and compute_mode().
+  [[nodiscard]] device_properties properties(call_site where = call_site::current()) const {
+    device_properties p = cached(where);
+    p.free_memory = free_memory(where);
+    p.compute_mode = compute_mode(where);
+    return p;
+  }
 
   /// @brief Makes this the calling thread's current device.
   void make_current(call_site where = call_site::current()) const {
@@ -582,7 +547,7 @@ class device {
   struct unchecked {};
   device(int id, unchecked) noexcept : id_(id) {}
 
-  const detail::static_properties& cached(call_site where) const {
+  const device_properties& cached(call_site where) const {
     return detail::cached_properties(id_, where);
   }
 
@@ -599,13 +564,13 @@ class device_restore {
   device_restore(const device_restore&) = delete;
   device_restore& operator=(const device_restore&) = delete;
   ~device_restore() {
-    if (id_ >= 0) (void)backend::set_device(id_);
+    if (id_ != no_device) (void)backend::set_device(id_);
   }
   /// Device `id` becomes current again at the end of the scope.
   void arm(int id) noexcept { id_ = id; }
 
  private:
-  int id_ = -1;
+  int id_ = no_device;
 };
 }  // namespace detail
 
@@ -650,40 +615,6 @@ inline void device::synchronize(call_site where) const {
   detail::check(detail::backend::device_synchronize(), where);
 }
 
-inline device_properties device::properties(call_site where) const {
-  const detail::static_properties& c = cached(where);
-  device_properties p;
-  p.device_id = id_;
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-  p.id = id_;  // the deprecated name, kept until 0.3
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-  p.name = c.native.name;
-  p.architecture = c.native.architecture;
-  p.compute_major = c.native.major;
-  p.compute_minor = c.native.minor;
-  p.total_memory = c.native.total_memory;
-  p.free_memory = free_memory(where);
-  p.warp_size = c.warp_size;
-  p.multiprocessors = c.multiprocessors;
-  p.max_threads_per_block = c.max_threads_per_block;
-  p.managed_memory = c.managed_memory;
-  p.concurrent_managed_access = c.concurrent_managed_access;
-  p.pageable_memory_access = c.pageable_memory_access;
-  p.pageable_memory_access_uses_host_page_tables = c.uses_host_page_tables;
-  p.integrated = c.integrated;
-  p.migrates_on_demand = c.migrates_on_demand;
-  p.regime = c.regime;
-  p.compute_mode = compute_mode(where);
-  p.memory_bus_width_bits = c.memory_bus_width_bits;
-  p.memory_clock_khz = c.memory_clock_khz;
-  return p;
-}
-
 /// @brief What pick_device() maximises.
 enum class device_criterion {
   /// The most multiprocessors (compute units), then the most memory: the fastest GPU for
@@ -702,33 +633,23 @@ enum class device_criterion {
 inline device pick_device(device_criterion criterion = device_criterion::most_multiprocessors,
                           call_site where = call_site::current()) {
   const int n = device_count(where);
-  int best = -1;
-  std::size_t best_key[2] = {0, 0};
+  int best = no_device;
+  std::pair<std::size_t, std::size_t> best_key;  // compared as (first, then second)
   for (int id = 0; id < n; ++id) {
     const device d(id, where);
     if (d.compute_mode(where) == compute_mode::prohibited) continue;
     const auto sms = static_cast<std::size_t>(d.multiprocessors());
-    std::size_t key[2] = {sms, d.total_memory()};
-    if (criterion == device_criterion::most_memory) {
-      key[0] = d.total_memory();
-      key[1] = sms;
-    } else if (criterion == device_criterion::most_free_memory) {
-      key[0] = d.free_memory(where);
-      key[1] = sms;
-    }
-    if (best < 0 || key[0] > best_key[0] || (key[0] == best_key[0] && key[1] > best_key[1])) {
+    std::pair<std::size_t, std::size_t> key(sms, d.total_memory());  // most_multiprocessors
+    if (criterion == device_criterion::most_memory) key = {d.total_memory(), sms};
+    if (criterion == device_criterion::most_free_memory) key = {d.free_memory(where), sms};
+    if (best == no_device || key > best_key) {
       best = id;
-      best_key[0] = key[0];
-      best_key[1] = key[1];
+      best_key = key;
     }
   }
-  if (best < 0) {
-    detail::fixed_text<96> context;
-    if (n == 0) {
-      context.append("device_count() is 0");
-    } else {
-      context.append("all ").append(n).append(" devices are in compute mode prohibited");
-    }
+  if (best == no_device) {
+    detail::fixed_text<96> context(n == 0 ? "device_count() is 0" : "all ");
+    if (n != 0) context.append(n).append(" devices are in compute mode prohibited");
     throw runtime_error(detail::backend::error_invalid_device, "unimem::pick_device", where.file,
                         where.line, context.c_str(), n == 0);
   }
@@ -757,14 +678,12 @@ inline void synchronize(call_site where = call_site::current()) {
   detail::check(detail::backend::device_synchronize(), where);
 }
 
-/// @brief Waits for all work on every GPU that may have some: each device with a context.
-///
-/// A device this process never used has no context and so no work; it is skipped rather than
-/// initialised (on NVIDIA, initialising costs time and GPU memory on every rank of a multi-GPU
-/// job). Where the runtime cannot tell (AMD), every device is synchronised.
-/// The calling thread's current device is left as it was.
+/// @brief Waits for all work on every GPU that may have some: each device with a context, and
+/// the current one. A device this process never used has no context and so no work; it is
+/// skipped rather than initialised (on NVIDIA, initialising costs time and GPU memory on every
+/// rank of a multi-GPU job). Where the runtime cannot tell (AMD), every device is synchronised.
+/// The current device is left as it was; without a GPU there is nothing to wait for.
 /// @throws unimem::error carrying any asynchronous kernel error.
-/// Without a GPU there is nothing to wait for: it returns.
 inline void synchronize_all_devices(call_site where = call_site::current()) {
   const int n = device_count(where);
   if (n == 0) return;
@@ -778,47 +697,29 @@ inline void synchronize_all_devices(call_site where = call_site::current()) {
 /// @brief The name of the backend unimem was compiled for: "CUDA", "HIP (AMD)", "HIP (NVIDIA)".
 inline const char* backend_name() noexcept { return detail::backend::name(); }
 
+namespace detail {
+/// The version the runtime (or, with `driver`, the driver) reports, as text.
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string version_text(bool driver)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
+  int v = 0;
+  const backend::result r = driver ? backend::driver_version(&v) : backend::runtime_version(&v);
+  if (r.code == backend::success && v > 0) return backend::version_string(v).c_str();
+  backend::forget_if_last(r.code);
+  return driver ? "none" : backend::version_string(backend::linked_runtime_version()).c_str();
+}
+#else
+    ;
+#endif
+}  // namespace detail
+
 /// @brief The runtime's version as it reports it, e.g. "13.0" or "6.2.41133"; where the runtime
 /// cannot be asked (CUDA 11 without a driver or GPU), the version of the runtime this program
 /// links. For HIP on NVIDIA this is the CUDA runtime underneath HIP.
-UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string runtime_version()
-#if UNIMEM_DETAIL_DEFINE_OUTLINE
-{
-  int v = 0;
-  const detail::backend::result r = detail::backend::runtime_version(&v);
-  if (r.code != detail::backend::success || v <= 0) {
-    detail::backend::forget_if_last(r.code);
-    v = detail::backend::linked_runtime_version();
-  }
-  return detail::backend::version_string(v).c_str();
-}
-#else
-    ;
-#endif
+inline std::string runtime_version() { return detail::version_text(false); }
 
 /// @brief The driver's version, or "none" when no driver is installed.
-UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string driver_version()
-#if UNIMEM_DETAIL_DEFINE_OUTLINE
-{
-  int v = 0;
-  const detail::backend::result r = detail::backend::driver_version(&v);
-  if (r.code == detail::backend::success && v > 0) {
-    return detail::backend::version_string(v).c_str();
-  }
-  detail::backend::forget_if_last(r.code);
-  return "none";
-}
-#else
-    ;
-#endif
-
-namespace detail {
-inline const char* gib(std::size_t bytes, char (&buf)[32]) noexcept {
-  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
-  return buf;
-}
-inline const char* yes_no(bool b) noexcept { return b ? "yes" : "no"; }
-}  // namespace detail
+inline std::string driver_version() { return detail::version_text(true); }
 
 /// @brief A text report of the backend, versions and every GPU with its managed-memory
 /// capabilities and memory bus (width, clock, peak bandwidth); with no GPU it says so (and why)
@@ -830,14 +731,9 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string report()
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   std::string s("unimem " UNIMEM_VERSION_STRING ", backend ");
-  s.append(backend_name())
-      .append(" (headers ")
-      .append(detail::backend::compiled_version().c_str())
-      .append("), runtime ")
-      .append(runtime_version())
-      .append(", driver ")
-      .append(driver_version())
-      .append("\n");
+  s.append(backend_name()).append(" (headers ").append(detail::backend::compiled_version().c_str());
+  s.append("), runtime ").append(runtime_version()).append(", driver ").append(driver_version());
+  s.append("\n");
   int raw = 0;
   const detail::backend::result r = detail::backend::device_count(&raw);
   const int n = device_count();
@@ -850,39 +746,35 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string report()
       if (std::strcmp(name, what) != 0) s.append(": ").append(what);
       s.append(")");
     }
-    s.append("\n");
-    return s;
+    return s.append("\n");
   }
-  char free_text[32], total_text[32], peak_text[32];
+  constexpr double gib = 1024.0 * 1024 * 1024;
+  const auto yes_no = [](bool b) { return b ? "yes" : "no"; };
   for (int i = 0; i < n; ++i) {
     const device_properties p = device(i).properties();
-    s.append("device ").append(std::to_string(i)).append(": ").append(p.name).append(", ");
-    s.append(p.architecture).append(", ").append(std::to_string(p.multiprocessors));
-    s.append(" multiprocessors, warp size ").append(std::to_string(p.warp_size));
-    s.append(", memory ").append(detail::gib(p.free_memory, free_text));
-    s.append(" free of ").append(detail::gib(p.total_memory, total_text)).append("\n");
-    std::snprintf(peak_text, sizeof peak_text, "%.1f GB/s", p.peak_bandwidth_gbps());
-    s.append("  memory bus: ").append(std::to_string(p.memory_bus_width_bits));
-    s.append(" bits at ").append(std::to_string(p.memory_clock_khz));
-    s.append(" kHz, peak bandwidth ").append(peak_text).append("\n");
-    s.append("  managed memory: ").append(detail::yes_no(p.managed_memory));
-    s.append(", concurrent managed access: ").append(detail::yes_no(p.concurrent_managed_access));
-    s.append(", pageable memory access: ").append(detail::yes_no(p.pageable_memory_access));
-    s.append(", migrates on demand: ").append(detail::yes_no(p.migrates_on_demand)).append("\n");
-    s.append("  unified-memory regime: ").append(to_string(p.regime));
-    s.append(" (uses host page tables: ")
-        .append(detail::yes_no(p.pageable_memory_access_uses_host_page_tables));
-    s.append(", integrated: ").append(detail::yes_no(p.integrated)).append(")\n");
+    char text[1024];  // name and architecture are at most 255 characters each
+    std::snprintf(text, sizeof text,
+                  "device %d: %s, %s, %d multiprocessors, warp size %d, memory %.1f GiB free of "
+                  "%.1f GiB\n  memory bus: %d bits at %d kHz, peak bandwidth %.1f GB/s\n"
+                  "  managed memory: %s, concurrent managed access: %s, pageable memory access: "
+                  "%s, migrates on demand: %s\n  unified-memory regime: %s (uses host page "
+                  "tables: %s, integrated: %s)\n",
+                  i, p.name, p.architecture, p.multiprocessors, p.warp_size,
+                  static_cast<double>(p.free_memory) / gib,
+                  static_cast<double>(p.total_memory) / gib,
+                  p.memory_bus_width_bits, p.memory_clock_khz, p.peak_bandwidth_gbps(),
+                  yes_no(p.managed_memory), yes_no(p.concurrent_managed_access),
+                  yes_no(p.pageable_memory_access), yes_no(p.migrates_on_demand),
+                  detail::text_of(p.regime).name,
+                  yes_no(p.pageable_memory_access_uses_host_page_tables), yes_no(p.integrated));
+    s.append(text);
   }
-  if (n > 0) {
-    namespace ha = detail::host_access;
-    (void)ha::now();  // decides where the placement records learn of host touches
-    s.append("placement records: host touches learnt from ")
-        .append(ha::source() == ha::signal::uvm_events
-                    ? "the UVM driver's CPU-fault events (the touched 2 MiB blocks move again)"
-                    : "the process's page-fault count (any fault places tagged buffers again)")
-        .append("\n");
-  }
+  namespace ha = detail::host_access;
+  (void)ha::now();  // decides where the placement records learn of host touches
+  s.append("placement records: host touches learnt from ");
+  s.append(ha::source() == ha::signal::uvm_events
+               ? "the UVM driver's CPU-fault events (the touched 2 MiB blocks move again)\n"
+               : "the process's page-fault count (any fault places tagged buffers again)\n");
   return s;
 }
 #else

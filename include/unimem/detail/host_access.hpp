@@ -1,36 +1,22 @@
 // unimem: what the host has done to managed memory since a given moment, so that a buffer's
-// placement record (placement_record.hpp) stops holding only for the parts the host really took.
+// placement record (placement_record.hpp) stops holding only for the parts the host took.
 // Not a public header; runtime-free (Linux system calls, no hip*/cuda* names).
 //
 // The process keeps one log of numbered entries, each a span of addresses the host may have
-// taken from the GPUs since the entry before. A record remembers the number of the newest entry
-// when it was made; a tagged launch asks which spans of its buffer entered the log since, and
-// moves those back only (nothing, when none did). Two sources feed the log:
-//
-// - uvm_events: the NVIDIA UVM driver's tools interface (/dev/nvidia-uvm-tools, the one CUPTI
-//   uses; private, layout read in the open kernel module's uvm_ioctl.h and uvm_types.h). The
-//   driver writes one event for every CPU fault on managed memory, with its address, into a
-//   queue in this process's memory, inside the fault handler, before the faulting access
-//   completes. Faults on ordinary memory (a fresh page, another thread's heap) make none.
-//   Measured on the H200 (scripts/probes/uvm_tools.cu): checking the queue costs 0.5 ns
-//   (getrusage 421 ns); a CPU fault costs the same with the tracker as without. Each event
-//   adds its 2 MiB block (the driver's VA block: a CPU fault moves pages within one block only).
-// - page_faults, where the driver interface is missing (AMD, other drivers, no /proc), refused,
-//   or turned off (UNIMEM_HOST_ACCESS=page-faults): the process's page-fault count (getrusage,
-//   every thread). Every CPU access that takes a managed page back from a GPU is a fault, so
-//   any change of the count adds an entry covering every address (what unimem did before).
-//
-// unimem adds entries itself for what it moves or re-advises without a record (a view
-// prefetched to the host or to one GPU of several, advice over a view, host_touched(view)):
-// announce(). Such an entry says more than "touched": a record that meets one places its whole
-// buffer again (its mapping may have changed).
-//
-// The log lives in shared memory (a memfd) that every copy of unimem in the process finds
-// (shared libraries built with hidden visibility, Python modules): one tracker, one log, and an
-// announcement made by one copy is seen by all. Where no memfd can be made, the log is private
-// and an announcement also takes a page fault on purpose, which copies on the page_faults
-// signal see. A wrong belief costs speed, never data: managed memory stays coherent wherever
-// its pages are, and a page the log misses comes back by a GPU fault.
+// taken from the GPUs. A record remembers the newest entry's number; a tagged launch moves back
+// only the spans of its buffer logged since. Two signals feed the log:
+// - uvm_events: the NVIDIA UVM driver writes an event with its address for every CPU fault on
+//   managed memory (none for ordinary memory) into a queue in this process's memory, before the
+//   faulting access completes; each logs its 2 MiB VA block (a CPU fault moves pages within one
+//   block). Measured on the H200 (scripts/probes/uvm_tools.cu): checking the queue costs 0.5 ns
+//   (getrusage 421 ns); a CPU fault costs the same with the tracker as without.
+// - page_faults, where the driver's tools interface is missing (AMD, other drivers), refuses or
+//   is turned off (UNIMEM_HOST_ACCESS=page-faults): the process's page-fault count. Taking a
+//   managed page back from a GPU is a fault, so any change of it logs an entry covering all.
+// The log is a memfd that every copy of unimem in the process (shared libraries with hidden
+// visibility, Python modules) finds in /proc/self/fd: one tracker, one log, announce()s seen by
+// all. A wrong belief costs speed, never data: managed memory stays coherent, and a page the
+// log misses comes back by a GPU fault. Off Linux, no log.
 #pragma once
 
 #include "../config.hpp"
@@ -38,21 +24,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <sys/mman.h>
-#include <sys/resource.h>
-#define UNIMEM_DETAIL_FAULT_COUNT 1
-#endif
 #if defined(__linux__)
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include <cstdlib>
-#include <cstring>
 #define UNIMEM_DETAIL_HOST_ACCESS_LOG 1
 #endif
 
@@ -62,7 +44,7 @@ namespace detail {
 /// The page faults the process has taken, minor and major, in every thread (getrusage). Where
 /// the operating system has no such count, a number that changes at every call.
 inline std::uint64_t host_faults() noexcept {
-#if defined(UNIMEM_DETAIL_FAULT_COUNT)
+#if defined(UNIMEM_DETAIL_HOST_ACCESS_LOG)
   rusage r{};
   (void)getrusage(RUSAGE_SELF, &r);  // cannot fail for RUSAGE_SELF and a valid pointer
   return static_cast<std::uint64_t>(r.ru_minflt) + static_cast<std::uint64_t>(r.ru_majflt);
@@ -72,19 +54,14 @@ inline std::uint64_t host_faults() noexcept {
 #endif
 }
 
-/// Takes one page fault on purpose (a page of this library's, given back to the system and
-/// written again), which every copy of unimem on the page_faults signal sees. About 2 us.
+/// Takes one page fault on purpose (writes a fresh page), which every copy of unimem on the
+/// page_faults signal sees. A few microseconds.
 inline void fault_on_purpose() noexcept {
-#if defined(UNIMEM_DETAIL_FAULT_COUNT)
-  // 64 KiB: at least one page on every system; madvise rounds its length up to the page.
-  constexpr std::size_t span = std::size_t{64} << 10;
-  static char* const page = [] {
-    void* p = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
-  }();
-  if (page == nullptr) return;  // no page: records are then only as good as the count
-  madvise(page, 1, MADV_DONTNEED);         // the first page goes back to the system
-  *static_cast<volatile char*>(page) = 1;  // and comes back zero-filled: one minor fault
+#if defined(UNIMEM_DETAIL_HOST_ACCESS_LOG)
+  void* p = mmap(nullptr, 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return;  // no page: records are then only as good as the count
+  *static_cast<volatile char*>(p) = 1;
+  munmap(p, 1);
 #endif
 }
 
@@ -105,22 +82,17 @@ inline const char* to_string(signal s) noexcept {
 }
 
 /// The unit a host touch is logged in: the UVM driver's VA block, aligned in the address space.
-constexpr unsigned block_shift = 21;
-constexpr std::uintptr_t block_bytes = std::uintptr_t{1} << block_shift;
+constexpr std::uintptr_t block_bytes = std::uintptr_t{1} << 21;
 
 /// A span of addresses [lo, hi). `announced`: unimem moved or re-advised it without a record
 /// (a record meeting it places its whole buffer again); else the host touched it.
-struct span {
-  std::uintptr_t lo;
-  std::uintptr_t hi;
-  std::uintptr_t announced;
-};
+struct span { std::uintptr_t lo, hi, announced; };
 constexpr std::uintptr_t everywhere = ~std::uintptr_t{0};
 
 constexpr std::uint32_t log_capacity = 4096;    // entries kept (a power of two)
 constexpr std::uint32_t queue_capacity = 4096;  // driver events between two looks (a power of two)
-constexpr std::size_t page = 4096;
-constexpr std::uint64_t layout_id = 0x756e696d656d0001;  // "unimem", layout 1
+constexpr std::uint64_t layout_id = 0x756e696d656d0002;  // "unimem", layout 2
+constexpr std::uint64_t retry_faults = 1024;             // see decide()
 
 /// The driver's control page of an event queue (uvm_types.h: UvmToolsEventControlData).
 struct uvm_control {
@@ -128,38 +100,27 @@ struct uvm_control {
   volatile std::uint64_t dropped[64];
 };
 
-/// The process's log, in one mapping: this header, the log, the driver's control page, the queue.
+/// The process's log in one mapping, then the driver's control page and queue (page-aligned).
 struct region {
   atomic_cell<std::uint64_t> layout;  // layout_id once made (0 while the maker fills it in)
   atomic_cell<int> lock;
-  atomic_cell<int> source;            // a signal
-  atomic_cell<std::uint64_t> newest;  // the number of the newest entry (0: none)
-  atomic_cell<std::uint64_t> faults_seen;   // page_faults: the count at the last look
-  atomic_cell<std::uint32_t> queue_get;     // uvm_events: the next queue entry to read
-  std::uint64_t dropped_seen;               // uvm_events: the driver's dropped count so far
-  std::uint32_t entry_size;                 // uvm_events: 72 (queue version 2) or 64
-  int tracker_fd;                           // uvm_events: the tracker (open for the process)
-  int shared;                               // 1: the memfd every copy finds
-  span log[log_capacity];                   // entry k at log[k % log_capacity]
+  atomic_cell<int> source;                 // a signal
+  atomic_cell<std::uint64_t> newest;       // the number of the newest entry (0: none)
+  atomic_cell<std::uint64_t> faults_seen;  // the page-fault count at the last look
+  atomic_cell<std::uint32_t> queue_get;    // uvm_events: the next queue entry to read
+  std::uint64_t retry_at;      // the fault count from which to try the tracker (0: never)
+  std::uint64_t dropped_seen;  // uvm_events: the driver's dropped count so far
+  std::uint32_t entry_size;    // uvm_events: 72 (queue version 2) or 64
+  int tracker_fd;              // uvm_events: the tracker (open for the process)
+  int shared;                  // 1: the memfd every copy finds
+  span log[log_capacity];      // entry k at log[k % log_capacity]
+  alignas(4096) uvm_control control;
+  alignas(4096) char queue[queue_capacity * 72];  // entries of 72 bytes (queue version 2) or 64
 };
-constexpr std::size_t control_offset = (sizeof(region) + page - 1) / page * page;
-constexpr std::size_t queue_offset = control_offset + page;
-constexpr std::size_t queue_entry_max = 72;
-constexpr std::size_t region_bytes =
-    queue_offset + (queue_capacity * queue_entry_max + page - 1) / page * page;
-static_assert(sizeof(uvm_control) <= page, "the driver's control page fits one page");
 
-inline uvm_control* control_of(region* r) noexcept {
-  return reinterpret_cast<uvm_control*>(reinterpret_cast<char*>(r) + control_offset);
-}
-inline const char* queue_of(region* r) noexcept {
-  return reinterpret_cast<const char*>(r) + queue_offset;
-}
-
-/// Appends [lo, hi) as the newest entry (the caller holds the lock). A touch of what entry
-/// `merge_after` or a later one already covers adds nothing; `merge_after` is the newest entry
-/// when the caller took the lock (a record may remember any entry a caller returned, so only
-/// entries added under the same lock may absorb a new one).
+/// Appends [lo, hi) as the newest entry (the caller holds the lock), unless a touch that entry
+/// `merge_after` (the newest when the caller took the lock: a record may remember any entry
+/// returned before) or a later one covers already.
 inline void append(region* r, std::uintptr_t lo, std::uintptr_t hi, bool announced,
                    std::uint64_t merge_after = ~std::uint64_t{0}) noexcept {
   const std::uint64_t n = r->newest.load();
@@ -171,270 +132,222 @@ inline void append(region* r, std::uintptr_t lo, std::uintptr_t hi, bool announc
   r->newest.store(n + 1);
 }
 
-#if defined(UNIMEM_DETAIL_HOST_ACCESS_LOG)
+/// Why attach_uvm_events() gave no tracker: no /dev/nvidia-uvm-tools (or not allowed); no
+/// /dev/nvidia-uvm descriptor yet (the runtime opens one when it starts); every one refused.
+constexpr int no_tools = -1, no_uvm_fd_yet = -2, refused = -3;
 
-/// Calls f(fd, target) for each open descriptor of the process (/proc/self/fd); false where
-/// /proc cannot be read.
-template <class F>
-bool for_each_fd(F&& f) noexcept {
+#if defined(UNIMEM_DETAIL_HOST_ACCESS_LOG)
+/// Up to `max` of the process's descriptors whose /proc/self/fd link reads `target`, lowest
+/// first (the kernel lists them in order); returns how many.
+inline int fds_to(const char* target, int* out, int max) noexcept {
   DIR* d = opendir("/proc/self/fd");
-  if (d == nullptr) return false;
-  const int own = dirfd(d);
+  if (d == nullptr) return 0;
+  int n = 0;
   while (const dirent* e = readdir(d)) {
-    char* end = nullptr;
-    const long fd = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0' || fd == own) continue;
-    char link[32] = "/proc/self/fd/";  // + the name, a number of at most 16 digits
-    constexpr std::size_t prefix = 14;
-    const std::size_t digits = static_cast<std::size_t>(end - e->d_name);
-    if (digits > sizeof link - prefix - 1) continue;
-    std::memcpy(link + prefix, e->d_name, digits + 1);
-    char target[96];
-    const ssize_t len = readlink(link, target, sizeof target - 1);
+    char link[96];  // ".", ".." and the directory's own descriptor link to no target
+    const ssize_t len = n < max ? readlinkat(dirfd(d), e->d_name, link, sizeof link - 1) : 0;
     if (len <= 0) continue;
-    target[len] = '\0';
-    f(static_cast<int>(fd), static_cast<const char*>(target));
+    link[len] = '\0';
+    if (std::strcmp(link, target) == 0) out[n++] = std::atoi(e->d_name);
   }
   closedir(d);
-  return true;
+  return n;
 }
-
-constexpr const char* memfd_name = "unimem-host-access-1";
-constexpr const char* memfd_link = "/memfd:unimem-host-access-1 (deleted)";
 
 /// The lowest descriptor of the process's log memfd, or -1.
 inline int find_region_fd() noexcept {
-  int found = -1;
-  (void)for_each_fd([&](int fd, const char* target) {
-    if (std::strcmp(target, memfd_link) == 0 && (found < 0 || fd < found)) found = fd;
-  });
-  return found;
+  int fd = -1;
+  return fds_to("/memfd:unimem-host-access-2 (deleted)", &fd, 1) == 1 ? fd : -1;
 }
 
+/// Maps a region: the memfd `fd`, or zero-filled private memory where fd < 0. Null on failure.
 inline region* map_region(int fd) noexcept {
-  void* p = mmap(nullptr, region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = mmap(nullptr, sizeof(region), PROT_READ | PROT_WRITE,
+                 fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED, fd, 0);
   return p == MAP_FAILED ? nullptr : static_cast<region*>(p);
 }
 
 /// The region every copy of unimem in the process shares, made by the first to look (a memfd
-/// that stays open for the life of the process). Two copies making it at the same instant may
-/// each make one: then each keeps its own log, which costs what a private log costs.
+/// open for the life of the process; two copies making one at once both keep the lowest), else
+/// a private one.
 UNIMEM_DETAIL_OUTLINE region* make_region() noexcept
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   int fd = find_region_fd();
   bool made = false;
-#if defined(SYS_memfd_create)
   if (fd < 0) {
-    fd = static_cast<int>(syscall(SYS_memfd_create, memfd_name, 1u /* MFD_CLOEXEC */));
-    if (fd >= 0 && ftruncate(fd, static_cast<off_t>(region_bytes)) != 0) {
-      close(fd);
-      fd = -1;
+    const int mine =  // named as find_region_fd() reads it; 1: MFD_CLOEXEC
+        static_cast<int>(syscall(SYS_memfd_create, "unimem-host-access-2", 1u));
+    if (mine >= 0 && ftruncate(mine, static_cast<off_t>(sizeof(region))) == 0) {
+      fd = find_region_fd();
+      made = fd == mine;
     }
-    if (fd >= 0) {
-      const int first = find_region_fd();  // another copy's, made meanwhile, wins
-      if (first >= 0 && first != fd) {
-        close(fd);
-        fd = first;
-      } else {
-        made = true;
-      }
+    if (mine >= 0 && !made) close(mine);
+  }
+  region* r = fd >= 0 ? map_region(fd) : nullptr;
+  if (r != nullptr && !made) {  // another copy's: wait until it is filled in
+    for (int spin = 0; r->layout.load() == 0 && spin < (1 << 24); ++spin) {
     }
+    if (r->layout.load() == layout_id) return r;
+    munmap(r, sizeof(region));  // another layout, or never filled in
+    r = nullptr;
   }
-#endif
-  region* r = nullptr;
-  if (fd >= 0) {
-    r = map_region(fd);
-    if (r != nullptr && made) {
-      r->shared = 1;
-      r->tracker_fd = -1;
-      r->layout.store(layout_id);
-    } else if (r != nullptr) {
-      for (int spin = 0; r->layout.load() == 0 && spin < (1 << 24); ++spin) {
-      }
-      if (r->layout.load() != layout_id) {  // another layout, or never filled in
-        munmap(r, region_bytes);
-        r = nullptr;
-      }
-    }
-  }
-  if (r == nullptr) {  // a private log
-    void* p = mmap(nullptr, region_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
-    if (p == MAP_FAILED) return nullptr;
-    r = static_cast<region*>(p);
-    r->shared = 0;
-    r->tracker_fd = -1;
-    r->layout.store(layout_id);
-  }
+  const int shared = r != nullptr ? 1 : 0;
+  if (r == nullptr && (r = map_region(-1)) == nullptr) return nullptr;
+  r->shared = shared;
+  r->retry_at = static_cast<std::uint64_t>(shared);  // 1: at the first look (private: never)
+  r->tracker_fd = -1;
+  r->layout.store(layout_id);
   return r;
 }
 #else
     ;
 #endif
 
-/// The UVM tools interface, as far as unimem uses it (uvm_ioctl.h, uvm_types.h).
+/// The driver's tools interface (/dev/nvidia-uvm-tools, the one CUPTI uses; private: ioctl
+/// numbers and layouts as the open kernel module's uvm_ioctl.h and uvm_types.h declare them).
 namespace uvm {
 struct init_params {  // UVM_TOOLS_INIT_EVENT_TRACKER(_V2)_PARAMS
-  std::uint64_t queue_buffer;
-  std::uint64_t queue_buffer_size;  // entries, a power of two
-  std::uint64_t control_buffer;
+  std::uint64_t queue_buffer, queue_buffer_size, control_buffer;  // size: entries, a power of 2
   unsigned char processor[16];
-  std::uint32_t all_processors;
-  std::uint32_t uvm_fd;
+  std::uint32_t all_processors, uvm_fd;
   std::uint32_t status;  // NV_STATUS, 0: NV_OK
 };
-struct flags_params {  // UVM_TOOLS_EVENT_QUEUE_ENABLE_EVENTS_PARAMS
-  std::uint64_t flags;
-  std::uint32_t status;
-};
-constexpr unsigned long init_v1 = 56, enable_events = 58, init_v2 = 76;
-constexpr unsigned char cpu_fault = 1;  // UvmEventTypeCpuFault; its address at offset 8
+// UVM_TOOLS_EVENT_QUEUE_ENABLE_EVENTS_PARAMS, UVM_TOOLS_ENABLE_COUNTERS_PARAMS
+struct flags_params { std::uint64_t flags; std::uint32_t status; };
+constexpr unsigned long init_v1 = 56, enable_events = 58, enable_counters = 60, init_v2 = 76;
+constexpr unsigned char cpu_fault = 1;  // UvmEventTypeCpuFault: entry type at byte 0, address at 8
+
+/// One ioctl on a tools descriptor; true where the driver answered NV_OK.
+template <class P>
+bool call(int tools, unsigned long request, P& params) noexcept {
+  return ioctl(tools, request, &params) == 0 && params.status == 0;
+}
+
+/// Tries init(tools, uvm_fd) with a fresh tools descriptor for each of the process's
+/// /dev/nvidia-uvm descriptors (the runtime opens one for its va space, which the driver
+/// accepts, and one for its mm, which it refuses): the first accepted, or why none.
+template <class F>
+int open_tools(F&& init) noexcept {
+  int uvm_fds[8];
+  const int n = fds_to("/dev/nvidia-uvm", uvm_fds, 8);
+  int tools = open("/dev/nvidia-uvm-tools", O_RDWR | O_CLOEXEC);
+  for (int i = 0; i < n && tools >= 0; ++i) {
+    if (init(tools, static_cast<std::uint32_t>(uvm_fds[i]))) return tools;
+    close(tools);
+    tools = open("/dev/nvidia-uvm-tools", O_RDWR | O_CLOEXEC);
+  }
+  if (tools < 0) return no_tools;
+  close(tools);
+  return n == 0 ? no_uvm_fd_yet : refused;
+}
 }  // namespace uvm
 
-/// Attaches a queue of CPU-fault events to the process's UVM va space; false where the driver,
-/// its tools device or the process's UVM descriptor is missing or refuses (the caller holds the
-/// lock).
-UNIMEM_DETAIL_OUTLINE bool attach_uvm_events(region* r) noexcept
-#if UNIMEM_DETAIL_DEFINE_OUTLINE
-{
-  int uvm_fds[8];
-  int found = 0;
-  (void)for_each_fd([&](int fd, const char* target) {
-    if (found < 8 && std::strcmp(target, "/dev/nvidia-uvm") == 0) uvm_fds[found++] = fd;
-  });
-  for (int version = 2; version >= 1; --version) {  // 72-byte entries where the driver has them
-    for (int i = 0; i < found; ++i) {
-      const int tools = open("/dev/nvidia-uvm-tools", O_RDWR | O_CLOEXEC);
-      if (tools < 0) return false;
-      uvm::init_params p{};
-      p.queue_buffer = reinterpret_cast<std::uintptr_t>(queue_of(r));
-      p.queue_buffer_size = queue_capacity;
-      p.control_buffer = reinterpret_cast<std::uintptr_t>(control_of(r));
-      p.uvm_fd = static_cast<std::uint32_t>(uvm_fds[i]);
-      if (ioctl(tools, version == 2 ? uvm::init_v2 : uvm::init_v1, &p) == 0 && p.status == 0) {
-        uvm::flags_params e{std::uint64_t{1} << uvm::cpu_fault, 0};
-        if (ioctl(tools, uvm::enable_events, &e) == 0 && e.status == 0) {
-          r->tracker_fd = tools;
-          r->entry_size = version == 2 ? 72 : 64;
-          r->queue_get.store(control_of(r)->put_behind);
-          r->dropped_seen = control_of(r)->dropped[uvm::cpu_fault];
-          return true;
-        }
-      }
-      close(tools);  // the descriptor of the process's mm, not its va space; or refused
-    }
-  }
-  return false;
-}
-#else
-    ;
-#endif
-
 /// Reads the driver's new events into the log (the caller holds the lock). An event of an
-/// unknown kind, or events the driver dropped (the queue was full), add an entry covering
-/// everything.
-UNIMEM_DETAIL_OUTLINE void drain(region* r) noexcept
-#if UNIMEM_DETAIL_DEFINE_OUTLINE
-{
-  uvm_control* c = control_of(r);
-  const std::uint32_t mask = queue_capacity - 1;
-  const std::uint32_t put = __atomic_load_n(&c->put_behind, __ATOMIC_ACQUIRE) & mask;
-  std::uint32_t get = r->queue_get.load();
+/// unknown kind, or events the driver dropped (the queue was full), log everything.
+inline void drain(region* r) noexcept {
+  uvm_control& c = r->control;
+  const std::uint32_t put = __atomic_load_n(&c.put_behind, __ATOMIC_ACQUIRE) % queue_capacity;
   const std::uint64_t before = r->newest.load();
-  const char* q = queue_of(r);
-  while (get != put) {
-    const char* e = q + std::size_t{get} * r->entry_size;
+  std::uint32_t get = r->queue_get.load();
+  for (; get != put; get = (get + 1) % queue_capacity) {
+    const char* e = r->queue + std::size_t{get} * r->entry_size;
     std::uint64_t address = 0;
     std::memcpy(&address, e + 8, sizeof address);
-    if (static_cast<unsigned char>(e[0]) == uvm::cpu_fault && address != 0) {
-      const std::uintptr_t lo = static_cast<std::uintptr_t>(address) & ~(block_bytes - 1);
-      append(r, lo, lo + block_bytes, false, before);
-    } else {
-      append(r, 0, everywhere, false, before);
-    }
-    get = (get + 1) & mask;
+    const std::uintptr_t lo = static_cast<std::uintptr_t>(address) & ~(block_bytes - 1);
+    const bool known = static_cast<unsigned char>(e[0]) == uvm::cpu_fault && address != 0;
+    append(r, known ? lo : 0, known ? lo + block_bytes : everywhere, false, before);
   }
-  c->get_ahead = get;
-  c->get_behind = get;
+  c.get_ahead = c.get_behind = get;
   r->queue_get.store(get);
-  const std::uint64_t dropped = c->dropped[uvm::cpu_fault];
-  if (dropped != r->dropped_seen) {
-    r->dropped_seen = dropped;
+  if (c.dropped[uvm::cpu_fault] != r->dropped_seen) {
+    r->dropped_seen = c.dropped[uvm::cpu_fault];
     append(r, 0, everywhere, false, before);
   }
 }
+
+/// Attaches a queue of CPU-fault events to the process's UVM va space (the caller holds the
+/// lock): the tracker's descriptor, or why none (no_tools, no_uvm_fd_yet, refused).
+UNIMEM_DETAIL_OUTLINE int attach_uvm_events(region* r) noexcept
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
+  int tools = refused;
+  for (int v = 2; v >= 1 && tools == refused; --v) {  // 72-byte entries where the driver has them
+    r->entry_size = v == 2 ? 72 : 64;
+    tools = uvm::open_tools([&](int fd, std::uint32_t uvm_fd) {
+      uvm::init_params p{reinterpret_cast<std::uintptr_t>(r->queue), queue_capacity,
+                         reinterpret_cast<std::uintptr_t>(&r->control), {}, 0, uvm_fd, 0};
+      uvm::flags_params e{std::uint64_t{1} << uvm::cpu_fault, 0};
+      return uvm::call(fd, v == 2 ? uvm::init_v2 : uvm::init_v1, p) &&
+             uvm::call(fd, uvm::enable_events, e);
+    });
+  }
+  if (tools < 0) return tools;
+  r->tracker_fd = tools;
+  r->queue_get.store(r->control.put_behind);
+  r->dropped_seen = r->control.dropped[uvm::cpu_fault];
+  return tools;
+}
 #else
     ;
 #endif
-
+#else
+inline region* make_region() noexcept { return nullptr; }  // off Linux: no log
+inline int attach_uvm_events(region*) noexcept { return no_tools; }
 #endif  // UNIMEM_DETAIL_HOST_ACCESS_LOG
 
-/// The process's log (null only where no memory could be mapped for it).
+/// The process's log (null where no memory could be mapped for it).
 inline region* the_region() noexcept {
-#if defined(UNIMEM_DETAIL_HOST_ACCESS_LOG)
   static region* const r = make_region();
   return r;
-#elif defined(UNIMEM_DETAIL_FAULT_COUNT)
-  static region* const r = [] {
-    void* p = mmap(nullptr, sizeof(region), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
-    return p == MAP_FAILED ? nullptr : static_cast<region*>(p);
-  }();
-  return r;
-#else
-  return nullptr;
-#endif
 }
 
-/// Chooses the signal once for the process (the caller holds the lock).
-inline void decide(region* r) noexcept {
-  if (r->source.load() != static_cast<int>(signal::undecided)) return;
-  bool events = false;
-#if defined(UNIMEM_DETAIL_HOST_ACCESS_LOG)
+/// Uses signal s from now on, as if nothing were known of the past (the caller holds the lock).
+inline void switch_to(region* r, signal s) noexcept {
+  r->faults_seen.store(host_faults());
+  append(r, 0, everywhere, false);
+  r->source.store(static_cast<int>(s));
+}
+
+/// Takes in new page faults (the caller holds the lock; r is not on uvm_events): any page may
+/// have been touched (at the first look: before). Tries attach() at the first look where the
+/// log is shared and UNIMEM_HOST_ACCESS allows; where the process had no UVM descriptor then
+/// (before the runtime started), again after each retry_faults more faults (the runtime's start
+/// takes thousands): a try costs less than those (200 us against 3.6 ms in a 2-core VM).
+inline void decide(region* r, int (*attach)(region*)) noexcept {
+  const std::uint64_t f = host_faults();
+  if (f == r->faults_seen.load()) return;
+  r->faults_seen.store(f);
+  append(r, 0, everywhere, false);
+  r->source.store(static_cast<int>(signal::page_faults));
+  if (r->retry_at == 0 || f < r->retry_at) return;
   const char* setting = std::getenv("UNIMEM_HOST_ACCESS");
   const bool off = setting != nullptr && std::strcmp(setting, "page-faults") == 0;
-  events = r->shared != 0 && !off && attach_uvm_events(r);
-#endif
-  r->faults_seen.store(host_faults());
-  append(r, 0, everywhere, false);  // what happened before is not known
-  r->source.store(static_cast<int>(events ? signal::uvm_events : signal::page_faults));
+  const int tracker = off ? no_tools : attach(r);
+  r->retry_at = tracker == no_uvm_fd_yet ? f + retry_faults : 0;
+  if (tracker >= 0) switch_to(r, signal::uvm_events);
 }
 
 /// The number of the newest entry, after taking in what the host did up to now: what a record
-/// made now remembers. Costs one load while nothing happened (uvm_events), or one getrusage
-/// (page_faults). Where nothing can be logged, a number that changes at every call.
-inline std::uint64_t now() noexcept {
-  region* r = the_region();
+/// made now remembers. One load while nothing happened (uvm_events), or one getrusage; where
+/// nothing is logged, a number that changes at every call. Tests may give r and attach().
+inline std::uint64_t now(region* r = the_region(),
+                         int (*attach)(region*) = attach_uvm_events) noexcept {
   if (r == nullptr) return host_faults();
-  const int source = r->source.load();
 #if defined(UNIMEM_DETAIL_HOST_ACCESS_LOG)
-  if (source == static_cast<int>(signal::uvm_events)) {
-    uvm_control* c = control_of(r);
-    if ((__atomic_load_n(&c->put_behind, __ATOMIC_ACQUIRE) & (queue_capacity - 1)) ==
-        r->queue_get.load()) {
-      return r->newest.load();
+  if (r->source.load() == static_cast<int>(signal::uvm_events)) {
+    if (r->control.put_behind % queue_capacity != r->queue_get.load()) {
+      spin_guard g(r->lock);
+      drain(r);
     }
-    spin_guard g(r->lock);
-    drain(r);
     return r->newest.load();
   }
 #endif
-  if (source == static_cast<int>(signal::page_faults)) {
-    const std::uint64_t f = host_faults();
-    if (f == r->faults_seen.load()) return r->newest.load();
+  if (host_faults() != r->faults_seen.load()) {
     spin_guard g(r->lock);
-    if (f != r->faults_seen.load()) {
-      r->faults_seen.store(f);
-      append(r, 0, everywhere, false);
-    }
-    return r->newest.load();
+    if (r->source.load() != static_cast<int>(signal::uvm_events)) decide(r, attach);
   }
-  {
-    spin_guard g(r->lock);
-    decide(r);
-  }
-  return now();
+  return r->newest.load();
 }
 
 /// The signal the process uses (undecided before its first placement).
@@ -443,8 +356,9 @@ inline signal source() noexcept {
   return r == nullptr ? signal::page_faults : static_cast<signal>(r->source.load());
 }
 
-/// Says that unimem moved or re-advised [p, p + bytes) without a record: every record that
-/// meets it, in every copy of unimem in the process, places its whole buffer again.
+/// Says that unimem moved or re-advised [p, p + bytes) without a record: every record meeting it,
+/// in every copy of unimem, places its whole buffer again (its mapping may have changed). Where
+/// the log is private, also faults on purpose, which copies on the page_faults signal see.
 inline void announce(const void* p, std::size_t bytes) noexcept {
   region* r = the_region();
   if (r != nullptr) {
@@ -455,11 +369,10 @@ inline void announce(const void* p, std::size_t bytes) noexcept {
   if (r == nullptr || r->shared == 0) fault_on_purpose();
 }
 
-/// What of [lo, hi) the log holds since entry `since` (exclusive) up to `upto`, as sorted spans
-/// merged across gaps of up to `merge_gap` bytes. Returns the number of spans (0: the host
-/// touched nothing there), or -1 when the whole range must be placed again: the log no longer
-/// reaches back to `since`, an entry covers everything or was announced, or more than `max`
-/// spans remain.
+/// What of [lo, hi) the log holds after entry `since` up to `upto`, as sorted spans merged
+/// across gaps of up to `merge_gap` bytes: their number (0: the host touched nothing there), or
+/// -1 when the whole range must be placed again (the log no longer reaches back to `since`, an
+/// entry covers everything or was announced, or more than `max` spans remain).
 inline int touched_in(region* r, std::uint64_t since, std::uint64_t upto, std::uintptr_t lo,
                       std::uintptr_t hi, std::uintptr_t merge_gap, span* out, int max) noexcept {
   if (r == nullptr || upto < since || upto - since >= log_capacity) return -1;
@@ -471,22 +384,16 @@ inline int touched_in(region* r, std::uint64_t since, std::uint64_t upto, std::u
     if (e.hi <= lo || hi <= e.lo) continue;
     if (e.announced != 0 || e.hi == everywhere) return -1;
     span s{e.lo < lo ? lo : e.lo, e.hi > hi ? hi : e.hi, 0};
-    int i = n;  // insertion into the sorted spans, merging neighbours closer than merge_gap
-    while (i > 0 && out[i - 1].lo > s.lo) --i;
-    if (i > 0 && out[i - 1].hi + merge_gap >= s.lo) {
-      if (s.hi > out[i - 1].hi) out[i - 1].hi = s.hi;
-      --i;
-    } else {
-      if (n == max) return -1;
-      for (int j = n; j > i; --j) out[j] = out[j - 1];
-      out[i] = s;
-      ++n;
+    int i = 0;  // out[i, j) are the spans within merge_gap of s: s takes them in, in their place
+    while (i < n && out[i].hi + merge_gap < s.lo) ++i;
+    int j = i;
+    for (; j < n && out[j].lo <= s.hi + merge_gap; ++j) {
+      s = span{out[j].lo < s.lo ? out[j].lo : s.lo, out[j].hi > s.hi ? out[j].hi : s.hi, 0};
     }
-    while (i + 1 < n && out[i].hi + merge_gap >= out[i + 1].lo) {  // it may reach the next
-      if (out[i + 1].hi > out[i].hi) out[i].hi = out[i + 1].hi;
-      for (int j = i + 1; j + 1 < n; ++j) out[j] = out[j + 1];
-      --n;
-    }
+    if (i == j && n == max) return -1;
+    std::memmove(out + i + 1, out + j, sizeof(span) * static_cast<std::size_t>(n - j));
+    out[i] = s;
+    n += 1 - (j - i);
   }
   return n;
 }
@@ -497,21 +404,15 @@ inline int touched_since(std::uint64_t since, std::uint64_t upto, std::uintptr_t
   return touched_in(the_region(), since, upto, lo, hi, merge_gap, out, max);
 }
 
-/// Test hook: makes the process use signal s from now on (uvm_events only where the tracker is
-/// attached; returns whether s is in use), as if nothing were known of the past.
+/// Test hook: makes the process use s from now on, as if nothing were known of the past; false
+/// for uvm_events where no tracker is attached (page_faults then lasts until one attaches).
 inline bool use_signal_for_testing(signal s) noexcept {
   region* r = the_region();
-  if (r == nullptr) return false;
+  if (r == nullptr || s == signal::undecided) return false;
   (void)now();  // decided
   spin_guard g(r->lock);
-#if defined(UNIMEM_DETAIL_HOST_ACCESS_LOG)
   if (s == signal::uvm_events && r->tracker_fd < 0) return false;
-  if (s == signal::uvm_events) drain(r);
-#endif
-  if (s == signal::undecided) return false;
-  r->faults_seen.store(host_faults());
-  append(r, 0, everywhere, false);
-  r->source.store(static_cast<int>(s));
+  switch_to(r, s);
   return true;
 }
 

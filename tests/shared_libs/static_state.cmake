@@ -8,7 +8,6 @@
 #   unsupported_policy_state             the unsupported-hint policy (a setting, per library)
 #   migration_overrides                  a test hook (per library)
 #   regime_overrides                     a test hook (per library), like migration_overrides
-#   fault_on_purpose()::page             the page unimem faults on (any page will do)
 #   the_region()::r                      where this copy mapped the process's host-access log:
 #                                        every copy finds the same memfd (host_access.hpp)
 #   cuda_driver::...                     driver entry points looked up once (the same in every copy)
@@ -16,7 +15,7 @@
 set(_allowed "property_cache\\(\\)::slots" "overflow_cache\\(\\)::head"
              "unsupported_policy_state\\(\\)::state" "migration_overrides\\(\\)::values"
              "regime_overrides\\(\\)::values"
-             "fault_on_purpose\\(\\)::page" "the_region\\(\\)::r"
+             "the_region\\(\\)::r"
              "backend::cuda_driver::")
 set(_problems "")
 set(_seen 0)

@@ -218,7 +218,7 @@ bool absorbed_by_destructor(const std::string& call) {
          call.find("SetDevice") != std::string::npos;
 }
 /// Queries whose failure has a documented answer that the caller takes a safe path on.
-const char* fallback_for(const std::string& call, backend::status s) {
+const char* fallback_for(const std::string& scenario, const std::string& call, backend::status s) {
   if ((call == "cuMemsetD32Async" || call == "cuMemsetD16Async") &&
       s == backend::error_not_supported) {
     return "\"driver memset unreachable\": the pattern is written by copies instead";
@@ -226,16 +226,19 @@ const char* fallback_for(const std::string& call, backend::status s) {
   if (call == "cuDevicePrimaryCtxGetState") {
     return "\"unknown\": the device is synchronised as if it had a context";
   }
-  // managed_pool (issue 28): the runtime's pool refused, a free whose point cannot be recorded,
-  // and out of memory with free blocks in the cache.
+  // managed_pool: the runtime's pool refused, a free whose point cannot be recorded, and out of
+  // memory with free blocks in the cache. The last two only in the pool's scenarios: elsewhere
+  // a failed event record or allocation must reach the caller.
   if (call.find("MemPoolCreate") != std::string::npos &&
       (s == backend::error_not_supported || s == backend::error_invalid_value)) {
     return "\"the runtime refused a managed pool\": unimem's caching allocator serves";
   }
-  if (call.find("EventRecord(free_event") != std::string::npos) {
+  const bool pool = scenario.rfind("managed_pool", 0) == 0;
+  if (pool && call.find("EventRecord(") != std::string::npos) {
     return "\"the free's point unknown\": the pool waits for the stream and keeps the block";
   }
-  if (call.find("MallocManaged(block") != std::string::npos && s == backend::error_out_of_memory) {
+  if (pool && call.find("MallocManaged(") != std::string::npos &&
+      s == backend::error_out_of_memory) {
     return "\"out of memory\": the pool's free blocks go back to the runtime, then once more";
   }
   if (call == "cudaPointerGetAttributes") {
@@ -277,7 +280,7 @@ void sweep(const scenario& sc, sweep_totals& t) {
         ++t.as_hint;
       } else if (absorbed_by_destructor(c.call())) {
         ++t.releases;
-      } else if (const char* why = fallback_for(c.call(), s)) {
+      } else if (const char* why = fallback_for(sc.name, c.call(), s)) {
         ++t.fallbacks;
         t.fallback_calls.insert(std::string(c.call()) + ": " + why);
       } else {

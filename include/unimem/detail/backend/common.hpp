@@ -1,5 +1,5 @@
-// unimem: backend-neutral vocabulary shared by hip.hpp and cuda.hpp (results, attributes,
-// locations, the native-call macro). Not a public header.
+// unimem: backend-neutral vocabulary of the backend (results, attributes, locations, the macros
+// that make and count the runtime calls). Not a public header.
 #pragma once
 
 #include <cstddef>
@@ -10,11 +10,12 @@
 #include "handles.hpp"
 
 #if !defined(UNIMEM_FAULT_INJECTION)
-/// Wraps one native call into a backend::result that remembers the call's text.
-#define UNIMEM_DETAIL_NATIVE(...) \
-  ::unimem::detail::backend::result { (__VA_ARGS__), #__VA_ARGS__ }
+/// Wraps one native call into a backend::result that remembers `text`, the call's source text.
+#define UNIMEM_DETAIL_NATIVE_TEXT(text, ...) \
+  ::unimem::detail::backend::result { (__VA_ARGS__), text }
 /// The same for a call that releases what the process holds (a free, a destroy).
-#define UNIMEM_DETAIL_NATIVE_RELEASE(held, kind, ...) UNIMEM_DETAIL_NATIVE(__VA_ARGS__)
+#define UNIMEM_DETAIL_RELEASE_TEXT(held, kind, text, ...) \
+  UNIMEM_DETAIL_NATIVE_TEXT(text, __VA_ARGS__)
 /// Where a runtime call is made outside UNIMEM_DETAIL_NATIVE: nothing in users' builds.
 #define UNIMEM_DETAIL_INJECTION_POINT(call) ((void)0)
 #else
@@ -23,53 +24,44 @@
   ::unimem::detail::backend::result {                                                       \
     static_cast<::unimem::detail::backend::status>(::unimem::detail::fault::status()), call \
   }
-#define UNIMEM_DETAIL_NATIVE(...)               \
-  (::unimem::detail::fault::fires(#__VA_ARGS__) \
-       ? UNIMEM_DETAIL_INJECTED(#__VA_ARGS__)   \
-       : ::unimem::detail::backend::result{(__VA_ARGS__), #__VA_ARGS__})
+#define UNIMEM_DETAIL_NATIVE_TEXT(text, ...)                           \
+  (::unimem::detail::fault::fires(text) ? UNIMEM_DETAIL_INJECTED(text) \
+                                        : ::unimem::detail::backend::result{(__VA_ARGS__), text})
 // A release is always made (the runtime then holds nothing) and may then report the failure.
-#define UNIMEM_DETAIL_NATIVE_RELEASE(held, kind, ...)                         \
-  ::unimem::detail::backend::released(                                        \
-      ::unimem::detail::backend::result{(__VA_ARGS__), #__VA_ARGS__}, (held), \
-      ::unimem::detail::fault::resource::kind)
+#define UNIMEM_DETAIL_RELEASE_TEXT(held, kind, text, ...)                                     \
+  ::unimem::detail::backend::released(::unimem::detail::backend::result{(__VA_ARGS__), text}, \
+                                      (held), ::unimem::detail::fault::resource::kind)
 #define UNIMEM_DETAIL_INJECTION_POINT(call)                                        \
   do {                                                                             \
     if (::unimem::detail::fault::fires(call)) return UNIMEM_DETAIL_INJECTED(call); \
   } while (0)
 #endif
+/// Wraps one native call, written out, into a backend::result (UNIMEM_CHECK's calls).
+#define UNIMEM_DETAIL_NATIVE(...) UNIMEM_DETAIL_NATIVE_TEXT(#__VA_ARGS__, __VA_ARGS__)
+
+// Runtime calls spelled without the runtime's prefix, which the table (cuda.hpp, hip.hpp) gives
+// as UNIMEM_DETAIL_RT(name) and UNIMEM_DETAIL_RT_PREFIX: UNIMEM_DETAIL_CALL(Malloc, p, bytes)
+// calls cudaMalloc or hipMalloc, and its text reads "cudaMalloc(p, bytes)". The name is
+// expanded first (a table's macro may give it), the arguments' text never (a runtime's macros,
+// hipMemAttachGlobal for one, stay as written). A call without arguments: CALL(name, ).
+/// The runtime's name of `name` as text: "cuda<name>" or "hip<name>".
+#define UNIMEM_DETAIL_RT_NAME(name) UNIMEM_DETAIL_RT_NAME_(name)
+#define UNIMEM_DETAIL_RT_NAME_(name) UNIMEM_DETAIL_RT_PREFIX #name
+/// One counted runtime call (UNIMEM_DETAIL_NATIVE_TEXT).
+#define UNIMEM_DETAIL_CALL(name, ...) UNIMEM_DETAIL_CALL_(name, #__VA_ARGS__, __VA_ARGS__)
+#define UNIMEM_DETAIL_CALL_(name, args, ...)                           \
+  UNIMEM_DETAIL_NATIVE_TEXT(UNIMEM_DETAIL_RT_NAME_(name) "(" args ")", \
+                            UNIMEM_DETAIL_RT(name)(__VA_ARGS__))
+/// One runtime call that releases what the process holds (UNIMEM_DETAIL_RELEASE_TEXT).
+#define UNIMEM_DETAIL_CALL_RELEASE(held, kind, name, ...) \
+  UNIMEM_DETAIL_CALL_RELEASE_(held, kind, name, #__VA_ARGS__, __VA_ARGS__)
+#define UNIMEM_DETAIL_CALL_RELEASE_(held, kind, name, args, ...)                    \
+  UNIMEM_DETAIL_RELEASE_TEXT(held, kind, UNIMEM_DETAIL_RT_NAME_(name) "(" args ")", \
+                             UNIMEM_DETAIL_RT(name)(__VA_ARGS__))
 
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
-
-/// The outcome of one runtime call: its native status and the call's source text.
-template <class Status>
-struct basic_result {
-  Status code;
-  const char* call;
-};
-
-/// Device attributes unimem reads; each backend maps them onto its own enumeration.
-enum class device_attribute {
-  warp_size,
-  multiprocessors,
-  max_threads_per_block,
-  max_shared_memory_per_block,
-  max_grid_dim_x,
-  max_grid_dim_y,
-  max_grid_dim_z,
-  max_block_dim_x,
-  max_block_dim_y,
-  max_block_dim_z,
-  managed_memory,
-  concurrent_managed_access,
-  pageable_memory_access,
-  pageable_memory_access_uses_host_page_tables,  // ATS: through the host's page tables
-  integrated,                                    // one physical memory with the host (APU)
-  compute_mode,  // 0 default, 1 exclusive (thread), 2 prohibited, 3 exclusive process
-  memory_clock_khz,       // the peak memory clock in kHz
-  memory_bus_width_bits,  // the global memory bus width in bits
-};
 
 /// What one properties query returns.
 struct native_properties {
@@ -99,13 +91,6 @@ inline void sm_name(char (&out)[N], int major, int minor) noexcept {
 }
 /// A version number as text, e.g. "13.0" or "6.2.41133" (no allocation).
 using version_text = fixed_text<48>;
-/// Formats a version number: "major.minor" from CUDA's major * 1000 + minor * 10.
-inline version_text cuda_version_string(int v) noexcept {
-  version_text t;
-  t.append(v / 1000).append(".").append(v % 1000 / 10);
-  return t;
-}
-
 /// A three-component extent in the layout of the runtimes' dim3.
 struct extent3 {
   unsigned x, y, z;
@@ -122,25 +107,6 @@ constexpr int no_location_id = -2;
 /// The id the range-attribute queries report for the host.
 constexpr int host_location_id = -1;
 
-/// Memory advice, mapped onto each runtime's enumeration.
-enum class mem_advice {
-  set_read_mostly,
-  unset_read_mostly,
-  set_preferred_location,
-  unset_preferred_location,
-  set_accessed_by,
-  unset_accessed_by,
-};
-
-/// Range attributes that answer with one int (or an int array for accessed_by).
-enum class range_attribute { read_mostly, preferred_location, accessed_by, last_prefetch_location };
-
-/// Stream attachment of managed memory.
-enum class attach_kind { global, host, single };
-
-/// Direction of a copy; `infer` lets the runtime read it from the pointers (unified addressing).
-enum class copy_kind { host_to_host, host_to_device, device_to_host, device_to_device, infer };
-
 /// A host function queued on a stream (runs on a runtime thread when the stream reaches it).
 using host_function = void (*)(void*);
 
@@ -151,14 +117,25 @@ enum class pointer_residence { host, device, unknown };
 /// known to the runtime), pinned host memory, device memory, managed memory, or unknown.
 enum class pointer_memory { pageable, pinned, device, managed, unknown };
 
+// A call that made something the process then holds (memory, a stream, an event), `*out`:
+// UNIMEM_DETAIL_MADE(call, out, kind). Test builds count it in the ledger (fault.hpp), which
+// forgets what a release gave back; the plan may fail a release after it was made.
 #if defined(UNIMEM_FAULT_INJECTION)
-/// Test builds: the ledger forgets what a release gave back, and the plan may fail it.
+#define UNIMEM_DETAIL_MADE(r, out, kind) \
+  ::unimem::detail::backend::made(r, out, ::unimem::detail::fault::resource::kind)
+template <class Result, class Handle>
+Result made(Result r, Handle* out, fault::resource kind) noexcept {
+  if (static_cast<int>(r.code) == 0 && *out != nullptr) fault::count(kind, 1);
+  return r;
+}
 template <class Result>
 Result released(Result r, bool held, fault::resource kind) noexcept {
   if (held && static_cast<int>(r.code) == 0) fault::count(kind, -1);
   if (fault::fires(r.call)) r.code = static_cast<decltype(r.code)>(fault::status());
   return r;
 }
+#else
+#define UNIMEM_DETAIL_MADE(r, out, kind) (r)
 #endif
 
 /// Converts to whatever pointer type a runtime's parameter has (void*, hipDeviceptr_t*, ...).

@@ -1,9 +1,12 @@
 // unimem: the few CUDA driver functions unimem needs, reached through the runtime's entry-point
 // query (NVIDIA only: the CUDA backend and HIP on NVIDIA). Nothing links against libcuda, so a
 // machine without a driver still loads the program; every function here answers "unknown" when
-// the driver cannot be reached. Included by cuda.hpp / hip.hpp (on NVIDIA) after
-// <cuda_runtime_api.h> and common.hpp; not a public header.
+// the driver cannot be reached. Included by backend.hpp on NVIDIA; not a public header.
 #pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "common.hpp"
 
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
@@ -17,8 +20,6 @@ using stream_get_ctx_fn = int (*)(cudaStream_t, void**);
 using ctx_push_fn = int (*)(void*);
 using ctx_pop_fn = int (*)(void**);
 using ctx_get_device_fn = int (*)(int*);
-using memset_d16_async_fn = int (*)(unsigned long long, unsigned short, std::size_t, cudaStream_t);
-using memset_d32_async_fn = int (*)(unsigned long long, unsigned, std::size_t, cudaStream_t);
 
 /// Clears the runtime's last error when it is `r`, the status a call of ours just returned;
 /// an error the caller's own earlier calls left pending stays for the caller to read.
@@ -84,32 +85,15 @@ UNIMEM_DETAIL_OUTLINE bool stream_device(cudaStream_t s, int* id) noexcept
     ;
 #endif
 
-/// cuMemsetD16Async / cuMemsetD32Async: `count` 16- or 32-bit words set to `value` in stream
-/// order. 1 on success, 0 when the driver refused, -1 when the driver cannot be reached.
-inline int memset_d16_async(void* p, unsigned short value, std::size_t count,
-                            cudaStream_t s) noexcept {
-  static const auto fn = entry<memset_d16_async_fn>("cuMemsetD16Async");
+/// cuMemsetD16Async (Word: unsigned short) / cuMemsetD32Async (unsigned): `count` words set to
+/// `value` in stream order. 1 on success, 0 when the driver refused, -1 when it cannot be reached.
+template <class Word>
+int memset_async(void* p, Word value, std::size_t count, cudaStream_t s) noexcept {
+  using fn_type = int (*)(unsigned long long, Word, std::size_t, cudaStream_t);
+  static const auto fn =
+      entry<fn_type>(sizeof(Word) == 2 ? "cuMemsetD16Async" : "cuMemsetD32Async");
   if (fn == nullptr) return -1;
   return fn(reinterpret_cast<unsigned long long>(p), value, count, s) == 0 ? 1 : 0;
-}
-inline int memset_d32_async(void* p, unsigned value, std::size_t count, cudaStream_t s) noexcept {
-  static const auto fn = entry<memset_d32_async_fn>("cuMemsetD32Async");
-  if (fn == nullptr) return -1;
-  return fn(reinterpret_cast<unsigned long long>(p), value, count, s) == 0 ? 1 : 0;
-}
-
-/// A driver memset's outcome (memset_d16_async / memset_d32_async) as a result of the
-/// backend's status type: `ok`, `refused` (the driver said no) or `unreachable` (no entry point,
-/// nothing queued; the caller takes another path).
-template <class Status>
-basic_result<Status> word_memset_result(int outcome, unsigned bits, Status ok, Status refused,
-                                        Status unreachable) noexcept {
-  const bool d16 = bits == 16;
-  if (outcome < 0) {
-    return {unreachable, d16 ? "cuMemsetD16Async (driver entry point not available)"
-                             : "cuMemsetD32Async (driver entry point not available)"};
-  }
-  return {outcome == 1 ? ok : refused, d16 ? "cuMemsetD16Async" : "cuMemsetD32Async"};
 }
 
 /// The kind of memory p points to, as the CUDA runtime says; unknown when it cannot say
@@ -128,19 +112,6 @@ inline pointer_memory memory_of(const void* p) noexcept {
     case cudaMemoryTypeManaged: return pointer_memory::managed;
   }
   return pointer_memory::unknown;
-}
-
-/// Whether p points to host memory (pageable or pinned) or device-accessible memory (device,
-/// managed), as the CUDA runtime says; unknown when it cannot say (nothing left behind).
-inline pointer_residence residence(const void* p) noexcept {
-  switch (memory_of(p)) {
-    case pointer_memory::device:
-    case pointer_memory::managed: return pointer_residence::device;
-    case pointer_memory::pageable:
-    case pointer_memory::pinned: return pointer_residence::host;
-    case pointer_memory::unknown: break;
-  }
-  return pointer_residence::unknown;
 }
 
 }  // namespace cuda_driver

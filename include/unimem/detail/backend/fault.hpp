@@ -1,15 +1,14 @@
 // unimem: fault injection for unimem's own tests. Not a public header, and empty in users'
-// builds: everything below the macros exists only where UNIMEM_FAULT_INJECTION is defined (the
-// test program unimem_fault_tests; see tests/test_fault_injection.cpp and docs/reliability.md).
+// builds: it exists only where UNIMEM_FAULT_INJECTION is defined (the test program
+// unimem_fault_tests; tests/test_fault_injection.cpp, docs/reliability.md).
 //
-// In a test build every runtime call the backend makes passes through fault::fires() first (the
-// UNIMEM_DETAIL_NATIVE macro and the driver calls): the calls are counted, and when a plan is
-// armed the N-th one fails with the plan's status instead of reaching the runtime. A call that
-// releases something (a free, a stream or event destroy) is always made, and then reports the
-// injected status: the runtime's state stays what a real failing release leaves (nothing held),
-// and the library must still not throw from a destructor. A ledger counts what the runtime
-// holds for this process (allocations by kind, streams, events), so a test can tell exactly,
-// without reading the device's free memory, that a failed operation left nothing behind.
+// There every runtime call the backend makes passes through fault::fires() first (common.hpp's
+// call macros and the driver calls): the calls are counted, and when a plan is armed the N-th
+// one fails with the plan's status instead of reaching the runtime. A release (a free, a destroy)
+// is always made and then reports the injected status, as a real failing release leaves nothing
+// held; destructors must still not throw. A ledger counts what the runtime holds for the process
+// (allocations by kind, streams, events, pools), so a test tells exactly, without reading the
+// device's free memory, that a failed operation left nothing behind.
 #pragma once
 
 #include "../../config.hpp"
@@ -80,13 +79,9 @@ UNIMEM_END_NAMESPACE
 
 /// In a test build: true when this call is the one the plan fails.
 #define UNIMEM_DETAIL_FAULT_FIRES(call) ::unimem::detail::fault::fires(call)
-/// In a test build: the ledger moves by `delta` for `kind` when `ok`.
-#define UNIMEM_DETAIL_LEDGER(ok, kind, delta) \
-  ((ok) ? ::unimem::detail::fault::count(::unimem::detail::fault::resource::kind, delta) : void())
 
 #else
 
 #define UNIMEM_DETAIL_FAULT_FIRES(call) false
-#define UNIMEM_DETAIL_LEDGER(ok, kind, delta) ((void)0)
 
 #endif

@@ -334,6 +334,36 @@ TEST(ManagedPoolGpu, CachingAllocatorReusesABlockOnItsStreamAtOnce) {
   t.synchronize();
 }
 
+// allocate_for_host: memory the host may write at once, also where the pool hands out memory
+// whose last user, a kernel queued on the same stream before the free, is still running (the
+// pool waits for that free, or for the stream). Without the wait the kernel's 7s would land
+// on the host's 9s.
+TEST(ManagedPoolGpu, AllocateForHostWaitsForTheMemorysLastUse) {
+  UNIMEM_REQUIRE_GPU();
+  for (const auto& options : implementations()) {
+    managed_pool pool(options);
+    SCOPED_TRACE(pool.implementation_name());
+    unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+    const std::size_t n = 1 << 18, bytes = n * sizeof(int);
+    int* x = static_cast<int*>(pool.allocate(bytes, s));
+    unimem::launch(pool_spin_then_fill, unimem::launch_config(1, 256).on(s), x, n, 7,
+                   std::uint64_t{200'000'000});  // about 0.1 s
+    pool.deallocate(x, bytes, s);
+    int* y = static_cast<int*>(pool.allocate_for_host(bytes, s));
+    ASSERT_NE(y, nullptr);
+    // The caching allocator has no completed block of this class: x's, waited for.
+    if (!pool.uses_runtime_pool()) EXPECT_EQ(y, x);
+    if (y == x) EXPECT_TRUE(s.ready()) << "the kernel that used the memory is done";
+    for (std::size_t i = 0; i < n; ++i) y[i] = 9;
+    s.synchronize();
+    EXPECT_TRUE(all_are(unimem::view<const int>(y, n), 9)) << "the last user wrote after the host";
+    pool.deallocate(y, bytes, s);
+    EXPECT_EQ(pool.allocate_for_host(0, s), nullptr);
+    s.synchronize();
+    EXPECT_EQ(pool.statistics().allocations, 0u);
+  }
+}
+
 TEST(ManagedPoolGpu, StatisticsCountInUsePeakAndHeld) {
   UNIMEM_REQUIRE_GPU();
   for (const auto& options : implementations()) {
@@ -511,6 +541,36 @@ TEST(ManagedPoolGpu, ABufferMayOutliveItsPool) {
   }
 }
 
+// The pool's state is owned by the pool and by each buffer from it: buffers (moved, swapped,
+// empty) that outlive the pool keep their memory valid and give it back in any order.
+TEST(ManagedPoolGpu, BuffersOutliveTheirPoolInAnyOrder) {
+  UNIMEM_REQUIRE_GPU();
+  for (const auto& options : implementations()) {
+    unimem::stream s;
+    std::optional<pool_buffer<int>> a, b, c;
+    {
+      managed_pool pool(options);
+      a.emplace(3000, pool, s);
+      b.emplace(7000, pool, s);
+      c.emplace(0, pool, s);
+      unimem::launch(pool_write, unimem::grid_for(3000).on(s), *a, std::size_t{3000}, 1);
+      unimem::launch(pool_write, unimem::grid_for(7000).on(s), *b, std::size_t{7000}, 2);
+      managed_pool moved(std::move(pool));  // the pool's state moves with it
+      EXPECT_EQ(moved.statistics().allocations, 2u);
+    }
+    s.synchronize();
+    pool_buffer<int> d(std::move(*a));
+    a.reset();
+    swap(d, *b);  // d holds the 7000, b the 3000
+    EXPECT_TRUE(pattern_is(d, 2));
+    EXPECT_TRUE(pattern_is(*b, 1));
+    c.reset();
+    d = pool_buffer<int>();  // gives the 7000 back
+    b.reset();               // the last allocation
+    s.synchronize();
+  }
+}
+
 TEST(ManagedPoolGpu, AMovedFromPoolRefusesToAllocate) {
   UNIMEM_REQUIRE_GPU();
   managed_pool a;
@@ -518,6 +578,7 @@ TEST(ManagedPoolGpu, AMovedFromPoolRefusesToAllocate) {
   EXPECT_FALSE(static_cast<bool>(a));
   EXPECT_TRUE(static_cast<bool>(b));
   EXPECT_THROW((void)a.allocate(64), unimem::invalid_argument);
+  EXPECT_THROW((void)a.allocate_for_host(64), unimem::invalid_argument);
   EXPECT_THROW((void)a.statistics(), unimem::invalid_argument);
   EXPECT_THROW((void)pool_buffer<int>(10, a), unimem::invalid_argument);
   a.deallocate(nullptr, 0);  // never throws

@@ -1,24 +1,7 @@
-// unimem: managed_pool, stream-ordered allocation of managed memory at allocator speed, and the
-// pool_buffer that owns an allocation of it (managed_pool_resource, the std::pmr resource over
-// it, is in <unimem/managed_pool_resource.hpp>). Not in the umbrella header (its bookkeeping
-// needs <unordered_map> and <vector>): include <unimem/managed_pool.hpp> where you use it.
-//
-// Two implementations behind one interface (docs/architecture.md, "The managed pool"):
-// - the runtime's pool of managed memory (cudaMemPoolCreate with cudaMemAllocationTypeManaged,
-//   cudaMallocFromPoolAsync, cudaFreeAsync) where the runtime and driver have one: CUDA 13;
-//   tried at construction, and a refusal (not supported) selects the other;
-// - unimem's caching allocator over cudaMallocManaged / hipMallocManaged everywhere else (HIP
-//   on AMD and on NVIDIA, CUDA 12 and older): blocks in size classes, each with an event on
-//   which its frees are recorded; a block freed on stream s is handed out again on s at once
-//   (s is made to wait for the free's event, a no-op in the device's order when the handle
-//   names the same stream, and the guard when it does not: per-thread default streams, or the
-//   handle of a destroyed stream given to a new one), on another stream only once that event
-//   has completed (queried, never waited for: no stream is made to wait for another's work);
-//   otherwise a new block comes from the runtime.
 /// @file
 /// @brief managed_pool (stream-ordered allocation of managed memory) and pool_buffer (an array
-/// in it). Not in the umbrella header; the std::pmr resource over a pool is in
-/// `<unimem/managed_pool_resource.hpp>`.
+/// in it). Not in the umbrella header (its bookkeeping needs `<unordered_map>` and `<vector>`);
+/// the std::pmr resource over a pool is in `<unimem/managed_pool_resource.hpp>`.
 #pragma once
 
 #include "config.hpp"
@@ -35,15 +18,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <new>
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#if defined(__unix__) || defined(__APPLE__)
-#include <sched.h>
-#define UNIMEM_DETAIL_POOL_YIELD 1
-#endif
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -76,11 +53,6 @@ struct pool_statistics {
   std::size_t allocations = 0;
 };
 
-class managed_pool;
-template <class T>
-class pool_buffer;
-class managed_pool_resource;  // <unimem/managed_pool_resource.hpp>
-
 namespace detail {
 
 /// The smallest block of the caching allocator (and the alignment of every allocation).
@@ -98,568 +70,468 @@ inline std::size_t pool_block_bytes(std::size_t bytes) noexcept {
   return (bytes + step - 1) / step * step;
 }
 
-/// The lock of a pool's bookkeeping (no <mutex> in unimem's headers: it costs a small CUDA
-/// translation unit a third more compile time, docs/architecture.md). Its critical sections are
-/// map and list updates and non-blocking event queries: a waiter spins a little, then yields
-/// the CPU.
-class pool_mutex {
- public:
-  void lock() noexcept {
-    for (int spins = 0;; ++spins) {
-      int expected = 0;
-      if (cell_.load() == 0 && cell_.compare_exchange(expected, 1)) return;
-      if (spins >= 64) {
-#if defined(UNIMEM_DETAIL_POOL_YIELD)
-        (void)sched_yield();
-#endif
-      }
-    }
-  }
-  void unlock() noexcept { cell_.store(0); }
-
- private:
-  atomic_cell<int> cell_{0};
-};
-
-/// Holds a pool_mutex for a scope.
-class pool_lock {
- public:
-  explicit pool_lock(pool_mutex& m) noexcept : m_(m) { m_.lock(); }
-  ~pool_lock() { m_.unlock(); }
-  pool_lock(const pool_lock&) = delete;
-  pool_lock& operator=(const pool_lock&) = delete;
-
- private:
-  pool_mutex& m_;
-};
-
-/// A block of the caching allocator.
+/// Memory of a pool: the bytes asked for (live), its size class and the event its frees are
+/// recorded on (caching allocator), its last free (on `stream`; known to have completed when
+/// `done`) and the placement record its last owner left.
 struct pool_block {
   void* p = nullptr;
-  std::size_t bytes = 0;                    // its size class
-  backend::stream_handle stream = nullptr;  // the stream of its last free
-  backend::event_handle event = nullptr;    // recorded at that free
-  bool done = true;                         // that free is known to have completed
-  std::uint64_t placed = 0;  // the placement record of its last owner (placement_record.hpp)
+  std::size_t asked = 0, size_class = 0;
+  backend::event_handle event = nullptr;
+  backend::stream_handle stream = nullptr;
+  bool done = true;
+  std::uint64_t record = 0;
 };
 
-/// A live allocation: the bytes asked for, and its block (caching allocator only).
-struct pool_live {
-  std::size_t asked = 0;
-  pool_block block;
-};
-
-/// The pool itself. managed_pool owns it; it lives on, after the pool is destroyed, until the
-/// last allocation still out (a pool_buffer that outlived its pool) comes back, and then
-/// deletes itself. Thread-safe: one mutex around the bookkeeping; runtime calls are made
-/// outside it, except the non-blocking event queries of the caching allocator.
+/// Stream-ordered allocation over a policy that supplies the memory (caching_pool,
+/// runtime_pool): the live allocations and their statistics, the release threshold, reused
+/// memory ordered after its last free, one lock (no runtime call under it but the caching
+/// allocator's event queries). Owned by its managed_pool and each pool_buffer (which may
+/// outlive the pool): the last owner deletes it.
 class pool_core {
  public:
-  pool_core(int device, const managed_pool_options& o, call_site where)
-      : device_(device), threshold_(o.release_threshold) {
-    if (!o.use_runtime_pool) {
-      runtime_status_ = backend::error_not_supported;
-      return;
-    }
-    int current = 0;
-    check(backend::get_device(&current), where);
-    if (current != device_) check(backend::set_device(device_), where);
-    backend::mem_pool_handle pool = nullptr;
-    const backend::result r = backend::managed_pool_create(&pool);
-    if (current != device_) (void)backend::set_device(current);
-    runtime_status_ = r.code;
-    if (r.code != backend::success) {
-      if (!backend::refuses_managed_pool(r.code)) {
-        throw_error(r, where, "managed_pool: creating the runtime's pool of managed memory");
-      }
-      backend::forget_if_last(r.code);  // refused: the caching allocator serves
-      return;
-    }
-    const backend::result t = backend::managed_pool_set_release_threshold(
-        pool, static_cast<unsigned long long>(threshold_));
-    if (t.code != backend::success) {
-      (void)backend::managed_pool_destroy(pool);
-      throw_error(t, where, "managed_pool: setting the release threshold");
-    }
-    pool_ = pool;
-  }
+  pool_core(const device& d, std::size_t threshold, native_status status) noexcept
+      : device_(d), threshold_(threshold), status_(status) {}
   pool_core(const pool_core&) = delete;
   pool_core& operator=(const pool_core&) = delete;
+  virtual ~pool_core() = default;
 
-  bool runtime() const noexcept { return pool_ != nullptr; }
-  int device() const noexcept { return device_; }
-  native_status runtime_status() const noexcept { return runtime_status_; }
-
-  std::size_t release_threshold() noexcept {
-    pool_lock lock(mutex_);
-    return threshold_;
+  /// One owner more (c may be nullptr); returns c.
+  static pool_core* retain(pool_core* c) noexcept {
+    if (c != nullptr) (void)c->owners_.fetch_add(1);
+    return c;
   }
-  void set_release_threshold(std::size_t bytes, call_site where) {
-    if (runtime()) {
-      check(backend::managed_pool_set_release_threshold(pool_,
-                                                        static_cast<unsigned long long>(bytes)),
-            where);
-    }
-    pool_lock lock(mutex_);
-    threshold_ = bytes;
+  /// One owner fewer: the last one deletes the core.
+  static void release(pool_core* c) noexcept {
+    if (c != nullptr && c->owners_.fetch_add(-1) == 1) delete c;
   }
 
-  /// `bytes` (> 0, checked) in the order of stream s; with for_host, memory the host may use at
-  /// once (managed_pool_resource). `placed`, where given, receives the placement record its
-  /// last owner left with this memory (deallocate's `placed`; 0 for memory new to the pool):
-  /// a pool_buffer starts from it, so that a tagged launch over reused memory that is still
-  /// on its GPU moves nothing (a record that no longer holds costs a prefetch, never data).
+  bool runtime() const noexcept { return status_ == backend::success; }
+  int device_id() const noexcept { return device_.device_id(); }
+  native_status status() const noexcept { return status_; }
+
+  /// `bytes` (> 0, checked) in the order of stream s; with for_host, ready for the host too.
+  /// `record` receives the placement record of the memory's last owner (0: new memory): a
+  /// pool_buffer starts from it, so that a tagged launch over reused memory still on its GPU
+  /// moves nothing (a record that no longer holds costs a prefetch, never data).
   void* allocate(std::size_t bytes, backend::stream_handle s, bool for_host, call_site where,
-                 std::uint64_t* placed = nullptr) {
-    if (placed != nullptr) *placed = 0;
-    return runtime() ? allocate_runtime(bytes, s, for_host, where, placed)
-                     : allocate_cached(bytes, s, for_host, where, placed);
+                 std::uint64_t* record = nullptr) {
+    const pool_block b = take(bytes, s, for_host, where);
+    backend::result w{backend::success, ""};
+    if (!b.done && b.event != nullptr) {  // freed on a stream with s's handle, maybe another
+      w = for_host ? backend::event_synchronize(b.event) : backend::stream_wait_event(s, b.event);
+    } else if (!b.done && for_host) {
+      w = backend::stream_synchronize(s);
+    }
+    if (w.code != backend::success) {
+      untake(b, s);
+      throw_error(w, where, "managed_pool: ordering the memory after its last free");
+    }
+    if (record != nullptr) *record = b.record;
+    return b.p;
   }
-
-  /// Gives p back in the order of stream s, with its owner's placement record `placed` (0:
-  /// none); unknown pointers are ignored. Never throws; may delete the core (the owner is gone
-  /// and this was the last allocation).
-  void deallocate(void* p, backend::stream_handle s, std::uint64_t placed = 0) noexcept {
-    if (runtime()) {
-      // Forgotten before the runtime's free: the runtime may hand p out again at once. After
-      // the lock, only locals are used (the core may be gone).
-      bool last = false;
-      {
-        pool_lock lock(mutex_);
-        const auto it = live_.find(p);
-        if (it == live_.end()) return;  // not ours: never free what we did not allocate
-        in_use_ -= it->second.asked;
-        if (placed != 0) remember_placed(p, it->second.asked, placed);
-        live_.erase(it);
-        last = closed_ && live_.empty();
-      }
-      (void)backend::free_async(p, s);  // a failed release cannot be reported from here
-      if (last) delete this;
-      return;
-    }
-    pool_live entry;
-    bool closing = false;
-    {
-      pool_lock lock(mutex_);
-      const auto it = live_.find(p);
-      if (it == live_.end()) return;  // not ours: never free what we did not allocate
-      entry = it->second;  // stays live until the block is listed: the core outlives this call
-      closing = closed_;
-    }
-    pool_block b = entry.block;
-    b.placed = placed;
-    bool release = false;  // give the block back to the runtime now
-    if (!closing) {
-      b.stream = s;
-      b.done = false;
-      const backend::result r = backend::pool_event_record(b.event, s);
-      if (r.code != backend::success) {
-        // The free's point is unknown: wait for the stream instead (the block is then free for
-        // every stream), or, failing that, give the block back (the runtime's free waits for
-        // the device first).
-        backend::forget_if_last(r.code);
-        const backend::result w = backend::stream_synchronize(s);
-        if (w.code == backend::success) {
-          b.done = true;
-        } else {
-          backend::forget_if_last(w.code);
-          release = true;
-        }
-      }
-    }
-    bool last = false;
-    {
-      pool_lock lock(mutex_);
-      live_.erase(p);
-      in_use_ -= entry.asked;
-      if (closed_ || release) {
-        held_ -= b.bytes;
-        release = true;
-      } else {
-        try {
-          free_[b.bytes].push_back(b);
-          cached_ += b.bytes;
-        } catch (...) {  // no memory for the list: the block goes back to the runtime
-          held_ -= b.bytes;
-          release = true;
-        }
-      }
-      last = closed_ && live_.empty();
-    }
-    if (release) release_block(b);
-    if (last) delete this;
-  }
-
-  /// Returns free memory to the runtime until the pool holds at most `keep` bytes (caching
-  /// allocator: waiting for frees still queued on their streams).
-  void trim_to(std::size_t keep, call_site where) {
-    if (runtime()) {
-      check(backend::managed_pool_trim(pool_, keep), where);
-      return;
-    }
-    std::vector<pool_block> out;
-    {
-      pool_lock lock(mutex_);
-      std::size_t blocks = 0;
-      for (const auto& list : free_) blocks += list.second.size();
-      out.reserve(blocks);  // may throw, before anything is taken
-      for (auto& list : free_) {
-        while (held_ > keep && !list.second.empty()) {
-          out.push_back(list.second.front());
-          list.second.erase(list.second.begin());
-          held_ -= out.back().bytes;
-          cached_ -= out.back().bytes;
-        }
-      }
-    }
-    release_blocks(out, where, "managed_pool::trim");
-  }
+  /// Gives p back in the order of stream s with its owner's placement record (0: none); p not
+  /// live here is ignored (never free what we did not allocate).
+  virtual void deallocate(void* p, backend::stream_handle s, std::uint64_t record) noexcept = 0;
+  /// Returns free memory to the runtime until the pool holds at most `keep` bytes.
+  virtual void trim_to(std::size_t keep, call_site where) = 0;
+  /// The managed_pool is gone: free memory goes back now, allocations still out on their return.
+  virtual void close() noexcept = 0;
 
   pool_statistics statistics(call_site where) {
     pool_statistics st;
     {
-      pool_lock lock(mutex_);
-      st.bytes_in_use = in_use_;
-      st.peak_bytes_in_use = peak_;
-      st.bytes_held = held_;
-      st.allocations = live_.size();
+      spin_guard lock(lock_);
+      st = pool_statistics{in_use_, peak_, 0, live_.size()};
     }
-    if (runtime()) {
-      unsigned long long reserved = 0;
-      check(backend::managed_pool_reserved(pool_, &reserved), where);
-      st.bytes_held = static_cast<std::size_t>(reserved);
-    }
+    st.bytes_held = bytes_held(where);
     return st;
   }
-
   void reset_peak() noexcept {
-    pool_lock lock(mutex_);
+    spin_guard lock(lock_);
     peak_ = in_use_;
   }
-
-  /// The owner is gone: free memory goes back to the runtime now, allocations still out when
-  /// they come back; the core deletes itself with the last of them. Never throws.
-  void close() noexcept {
-    // After the lock, only locals are used: the last deallocation may delete the core meanwhile.
-    const bool runtime_pool = runtime();
-    const backend::mem_pool_handle pool = pool_;
-    decltype(free_) lists;
-    bool last = false;
-    {
-      pool_lock lock(mutex_);
-      closed_ = true;
-      lists.swap(free_);
-      held_ -= cached_;
-      cached_ = 0;
-      last = live_.empty();
-    }
-    for (auto& list : lists) {
-      for (const pool_block& b : list.second) release_block(b);
-    }
-    if (runtime_pool) {
-      // Allocations still out stay valid: the runtime releases the pool after their frees.
-      (void)backend::managed_pool_destroy(pool);
-    }
-    if (last) delete this;
+  std::size_t release_threshold() noexcept {
+    spin_guard lock(lock_);
+    return threshold_;
+  }
+  void set_release_threshold(std::size_t bytes, call_site where) {
+    apply_release_threshold(bytes, where);
+    spin_guard lock(lock_);
+    threshold_ = bytes;
   }
 
- private:
-  ~pool_core() = default;  // only through close() or the last deallocate()
+ protected:
+  /// Memory for `bytes` on stream s, live (track()) when handed over.
+  virtual pool_block take(std::size_t bytes, backend::stream_handle s, bool for_host,
+                          call_site where) = 0;
+  /// Gives back, as it was, memory from take() whose ordering failed.
+  virtual void untake(const pool_block& b, backend::stream_handle s) noexcept = 0;
+  virtual std::size_t bytes_held(call_site where) = 0;
+  virtual void apply_release_threshold(std::size_t, call_site) {}
 
-  /// Makes p live (the caller holds the lock); on failure (no memory for the map) nothing
-  /// changed.
-  void add_live(void* p, std::size_t bytes, const pool_block& b) {
-    live_.emplace(p, pool_live{bytes, b});
+  /// Makes b live, asking for `bytes` (the caller holds the lock); throws with nothing changed.
+  void track(pool_block& b, std::size_t bytes) {
+    b.asked = bytes;
+    live_.emplace(b.p, b);
     in_use_ += bytes;
     if (in_use_ > peak_) peak_ = in_use_;
   }
-
-  /// The runtime's pool hands freed memory out again at the same address: the placement
-  /// records of the last few frees, by address (the caller holds the lock).
-  void remember_placed(void* p, std::size_t bytes, std::uint64_t placed) noexcept {
-    recent_[recent_next_] = recent_placement{p, bytes, placed};
-    recent_next_ = (recent_next_ + 1) % recent_placements;
+  /// Takes p out of the live allocations into `out` (the caller holds the lock), if there.
+  bool untrack(void* p, pool_block& out) noexcept {
+    const auto it = live_.find(p);
+    if (it == live_.end()) return false;
+    out = it->second;
+    in_use_ -= out.asked;
+    live_.erase(it);
+    return true;
   }
-  /// The record left at p by a free of at least `bytes`, taken (0: none).
-  std::uint64_t take_placed(void* p, std::size_t bytes) noexcept {
-    for (recent_placement& r : recent_) {
-      if (r.p == p) {
-        const std::uint64_t placed = r.bytes >= bytes ? r.placed : 0;
-        r = recent_placement{};
-        return placed;
+
+  const device device_;
+  atomic_cell<int> lock_{0};  // held through spin_guard
+  std::size_t threshold_;     // under the lock, as everything below but status_
+
+ private:
+  const native_status status_;  // success for the runtime's pool, else why it does not serve
+  atomic_cell<long> owners_{1};
+  std::unordered_map<void*, pool_block> live_;
+  std::size_t in_use_ = 0, peak_ = 0;
+};
+
+/// unimem's caching allocator: blocks in size classes (pool_block_bytes), each one runtime
+/// allocation with an event on which its frees are recorded. A block freed on stream s is
+/// handed out again on s at once; on another stream once that free has completed (queried,
+/// never waited for: no stream waits for another's work); else a new block is made.
+class caching_pool final : public pool_core {
+ public:
+  using pool_core::pool_core;
+
+  void deallocate(void* p, backend::stream_handle s, std::uint64_t record) noexcept override {
+    pool_block b;
+    bool release = false;
+    {
+      spin_guard lock(lock_);
+      if (!untrack(p, b)) return;
+      release = closed_;
+    }
+    b.stream = s;
+    b.done = false;
+    b.record = record;
+    if (!release) {
+      // The free's point unknown: the stream is waited for, or else the block is given back.
+      backend::result r = backend::event_record(b.event, s);
+      if (r.code != backend::success) {
+        backend::forget_if_last(r.code);
+        r = backend::stream_synchronize(s);
+        backend::forget_if_last(r.code);
+        b.done = r.code == backend::success;
+        release = !b.done;
       }
     }
-    return 0;
+    keep(b, release);
   }
+  void trim_to(std::size_t keep_bytes, call_site where) override {
+    release_above(keep_bytes, false, where);
+  }
+  void close() noexcept override { (void)release_all(true); }
 
-  void* allocate_runtime(std::size_t bytes, backend::stream_handle s, bool for_host,
-                         call_site where, std::uint64_t* placed) {
-    void* p = nullptr;
-    const backend::result r = backend::malloc_from_pool(&p, bytes, pool_, s);
-    if (r.code != backend::success || p == nullptr) {
-      throw_allocation_error(r, bytes, "managed_pool", where);
-    }
-    if (for_host) {
-      const backend::result w = backend::stream_synchronize(s);
-      if (w.code != backend::success) {
-        (void)backend::free_async(p, s);
-        throw_error(w, where, "managed_pool_resource: waiting for the allocation");
+ private:
+  pool_block take(std::size_t bytes, backend::stream_handle s, bool for_host,
+                  call_site where) override {
+    const std::size_t size = pool_block_bytes(bytes);
+    backend::result failed{backend::success, ""};
+    {
+      spin_guard lock(lock_);
+      pool_block b;
+      if (take_free(size, s, for_host, b, failed)) {
+        try {
+          track(b, bytes);
+        } catch (...) {
+          free_[size].push_back(b);  // the list had room for it a moment ago
+          throw;
+        }
+        cached_ -= size;
+        return b;
       }
     }
-    try {
-      pool_lock lock(mutex_);
-      add_live(p, bytes, pool_block{});
-      const std::uint64_t last = take_placed(p, bytes);
-      if (placed != nullptr) *placed = last;
-    } catch (...) {
-      (void)backend::free_async(p, s);
-      throw;
+    if (failed.code != backend::success) throw_error(failed, where, query_failed);
+    const std::size_t threshold = release_threshold();
+    release_above(threshold > size ? threshold - size : 0, true, where);
+    return new_block(bytes, size, where);
+  }
+  void untake(const pool_block& b, backend::stream_handle) noexcept override {
+    pool_block live;
+    {
+      spin_guard lock(lock_);
+      (void)untrack(b.p, live);
     }
-    return p;
+    keep(b, false);
+  }
+  std::size_t bytes_held(call_site) override {
+    spin_guard lock(lock_);
+    return held_;
   }
 
-  /// Takes a free block of `size` for stream s out of its list (the caller holds the lock):
-  /// for the device, the last one freed on s first, else the oldest whose free has completed;
-  /// for the host, a completed one first, else the last one freed on s (waited for by the
-  /// caller). A query that fails is left in `failed`.
-  bool take_cached(std::size_t size, backend::stream_handle s, bool for_host, pool_block& out,
-                   backend::result& failed) {
+  /// Takes a free block of class `size` for s (the caller holds the lock): for the device, the
+  /// last one freed on s first, else the oldest whose free has completed; for the host, a
+  /// completed one first, else the last one freed on s. A failed query is left in `failed`.
+  bool take_free(std::size_t size, backend::stream_handle s, bool for_host, pool_block& out,
+                 backend::result& failed) {
     const auto it = free_.find(size);
-    if (it == free_.end() || it->second.empty()) return false;
+    if (it == free_.end()) return false;
     std::vector<pool_block>& list = it->second;
-    auto take = [&](std::size_t i) {
+    auto take_at = [&](std::size_t i) {
       out = list[i];
       list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
       return true;
     };
     auto same_stream = [&] {
       for (std::size_t i = list.size(); i-- > 0;) {
-        if (list[i].stream == s) return take(i);
+        if (list[i].stream == s) return take_at(i);
       }
       return false;
     };
     if (!for_host && same_stream()) return true;
-    constexpr int max_queries = 8;  // bounds the cost of a miss
-    int queries = 0;
+    int queries = 0;  // at most 8: bounds the cost of a miss
     for (std::size_t i = 0; i < list.size(); ++i) {
-      pool_block& c = list[i];
-      if (!c.done && queries < max_queries) {
-        ++queries;
-        const backend::result q = backend::event_query(c.event);
-        if (q.code == backend::success) {
-          c.done = true;
-        } else if (q.code == backend::error_not_ready) {
-          backend::forget_if_last(q.code);
-        } else {
-          failed = q;
-          return false;
-        }
-      }
-      if (c.done) return take(i);
+      if (!list[i].done && queries++ < 8) (void)completed(list[i], failed);
+      if (failed.code != backend::success) return false;
+      if (list[i].done) return take_at(i);
     }
     return for_host && same_stream();
   }
-
-  void* allocate_cached(std::size_t bytes, backend::stream_handle s, bool for_host,
-                        call_site where, std::uint64_t* placed) {
-    const std::size_t size = pool_block_bytes(bytes);
-    pool_block b;
-    backend::result failed{backend::success, ""};
-    bool found = false;
-    {
-      pool_lock lock(mutex_);
-      found = take_cached(size, s, for_host, b, failed);
-      if (found) {
-        try {
-          add_live(b.p, bytes, b);
-        } catch (...) {
-          free_[size].push_back(b);  // the list had room for it a moment ago
-          throw;
-        }
-        cached_ -= size;
-      }
+  /// Whether b's free has completed, asked where not known yet (a failure left in `failed`).
+  static bool completed(pool_block& b, backend::result& failed) noexcept {
+    if (b.done) return true;
+    const backend::result q = backend::event_query(b.event);
+    if (q.code == backend::success) return b.done = true;
+    if (q.code == backend::error_not_ready) {
+      backend::forget_if_last(q.code);
+    } else {
+      failed = q;
     }
-    if (failed.code != backend::success) {
-      throw_error(failed, where, "managed_pool: asking whether a free has completed");
-    }
-    if (found) {
-      if (placed != nullptr) *placed = b.placed;
-      if (b.done) return b.p;
-      // Freed on a stream with this handle: ordered after that free (the host waits for it).
-      const backend::result w = for_host ? backend::event_synchronize(b.event)
-                                         : backend::stream_wait_event(s, b.event);
-      if (w.code == backend::success) return b.p;
-      if (placed != nullptr) *placed = 0;
-      bool give_back = false;  // the block goes back to its list, or else to the runtime
-      {
-        pool_lock lock(mutex_);
-        live_.erase(b.p);
-        in_use_ -= bytes;
-        try {
-          free_[size].push_back(b);
-          cached_ += size;
-        } catch (...) {
-          held_ -= size;
-          give_back = true;
-        }
-      }
-      if (give_back) release_block(b);
-      throw_error(w, where, "managed_pool: ordering a reused block after its free");
-    }
-    release_above_threshold(size, where);
-    return new_block(bytes, size, s, where);
+    return false;
   }
 
-  /// A new block from the runtime, with its event (made on the pool's device).
-  void* new_block(std::size_t bytes, std::size_t size, backend::stream_handle s,
-                  call_site where) {
-    backend::event_handle e = nullptr;
+  /// Gives free blocks back, the oldest of each class first, while the pool holds more than
+  /// `keep_bytes`: any (its free waited for), or with completed_only those whose frees have
+  /// completed. The first failure is thrown once the blocks taken are given back.
+  void release_above(std::size_t keep_bytes, bool completed_only, call_site where) {
+    backend::result failed{backend::success, ""};
+    std::vector<pool_block> out;
     {
-      int current = 0;
-      check(backend::get_device(&current), where);
-      if (current != device_) check(backend::set_device(device_), where);
-      const backend::result r = backend::pool_event_create(&e);
-      if (current != device_) (void)backend::set_device(current);
-      check(r, where);
+      spin_guard lock(lock_);
+      if (held_ <= keep_bytes || cached_ == 0) return;
+      std::size_t blocks = 0;
+      for (const auto& list : free_) blocks += list.second.size();
+      out.reserve(blocks);  // may throw, before anything is taken
+      for (auto& list : free_) {
+        std::vector<pool_block>& l = list.second;
+        for (std::size_t i = 0; i < l.size() && held_ > keep_bytes;) {
+          if (completed_only && !completed(l[i], failed)) {
+            if (failed.code != backend::success) break;
+            ++i;
+            continue;
+          }
+          out.push_back(l[i]);
+          l.erase(l.begin() + static_cast<std::ptrdiff_t>(i));
+          held_ -= out.back().size_class;
+          cached_ -= out.back().size_class;
+        }
+        if (failed.code != backend::success) break;
+      }
     }
-    void* p = nullptr;
-    backend::result r = backend::pool_block_malloc(&p, size);
-    if (r.code == backend::error_out_of_memory && release_all_cached() > 0) {
-      backend::forget_if_last(r.code);  // the cache went back to the runtime: once more
-      r = backend::pool_block_malloc(&p, size);
+    for (const pool_block& b : out) {
+      const backend::result w = b.done ? failed : backend::event_synchronize(b.event);
+      if (failed.code == backend::success) failed = w;
+      release_block(b);
     }
-    if (r.code != backend::success || p == nullptr) {
-      (void)backend::event_destroy(e);
+    if (failed.code != backend::success) {
+      throw_error(failed, where, completed_only ? query_failed : "managed_pool::trim");
+    }
+  }
+
+  /// A new block, its event made on the pool's device; out of memory, once more after the
+  /// free blocks went back.
+  pool_block new_block(std::size_t bytes, std::size_t size, call_site where) {
+    pool_block b;
+    b.size_class = size;
+    {
+      device_guard g(device_, where);
+      check(backend::event_create(&b.event, false), where);
+    }
+    backend::result r = backend::malloc_managed(&b.p, size);
+    if (r.code == backend::error_out_of_memory && release_all(false)) {
+      backend::forget_if_last(r.code);
+      r = backend::malloc_managed(&b.p, size);
+    }
+    if (r.code != backend::success || b.p == nullptr) {
+      (void)backend::event_destroy(b.event);
       throw_allocation_error(r, bytes, "managed_pool", where);
     }
-    pool_block b;
-    b.p = p;
-    b.bytes = size;
-    b.stream = s;
-    b.event = e;
-    b.done = true;
     try {
-      pool_lock lock(mutex_);
-      add_live(p, bytes, b);
+      spin_guard lock(lock_);
+      track(b, bytes);
       held_ += size;
     } catch (...) {
       release_block(b);
       throw;
     }
-    return p;
+    return b;
   }
 
-  /// Before a new block of `size`: free blocks whose frees have completed go back to the
-  /// runtime while the pool would hold more than its threshold.
-  void release_above_threshold(std::size_t size, call_site where) {
-    std::vector<pool_block> out;
-    backend::result failed{backend::success, ""};
+  /// Lists a free block, or gives it back: with `release`, once closed, or with no room.
+  void keep(const pool_block& b, bool release) noexcept {
     {
-      pool_lock lock(mutex_);
-      if (held_ + size <= threshold_ || cached_ == 0) return;
-      std::size_t blocks = 0;
-      for (const auto& list : free_) blocks += list.second.size();
-      out.reserve(blocks);
-      for (auto& list : free_) {
-        std::vector<pool_block>& l = list.second;
-        for (std::size_t i = 0; i < l.size() && held_ + size > threshold_;) {
-          if (!l[i].done) {
-            const backend::result q = backend::event_query(l[i].event);
-            if (q.code == backend::error_not_ready) {
-              backend::forget_if_last(q.code);
-              ++i;
-              continue;
-            }
-            if (q.code != backend::success) {
-              failed = q;
-              break;
-            }
-            l[i].done = true;
-          }
-          out.push_back(l[i]);
-          l.erase(l.begin() + static_cast<std::ptrdiff_t>(i));
-          held_ -= out.back().bytes;
-          cached_ -= out.back().bytes;
+      spin_guard lock(lock_);
+      if (!release && !closed_) {
+        try {
+          free_[b.size_class].push_back(b);
+          cached_ += b.size_class;
+          return;
+        } catch (...) {
         }
-        if (failed.code != backend::success) break;
       }
+      held_ -= b.size_class;
     }
-    release_blocks(out, where, "managed_pool: returning memory above the release threshold");
-    if (failed.code != backend::success) {
-      throw_error(failed, where, "managed_pool: asking whether a free has completed");
-    }
+    release_block(b);
   }
-
-  /// Out of memory: every free block goes back to the runtime (whose free waits for the device).
-  /// Returns how many did.
-  std::size_t release_all_cached() noexcept {
+  /// Every free block back to the runtime (and, closing, each one freed from now on); returns
+  /// whether there was any.
+  bool release_all(bool closing) noexcept {
     decltype(free_) lists;
+    bool any = false;
     {
-      pool_lock lock(mutex_);
+      spin_guard lock(lock_);
+      closed_ = closed_ || closing;
       lists.swap(free_);
       held_ -= cached_;
-      cached_ = 0;
+      any = std::exchange(cached_, 0) != 0;
     }
-    std::size_t n = 0;
-    for (auto& list : lists) {
-      for (const pool_block& b : list.second) {
-        release_block(b);
-        ++n;
-      }
+    for (const auto& list : lists) {
+      for (const pool_block& b : list.second) release_block(b);
     }
-    return n;
+    return any;
   }
-
-  /// Gives blocks back to the runtime, waiting for their frees first; the first failure of a
-  /// wait is thrown after every block is given back.
-  void release_blocks(const std::vector<pool_block>& blocks, call_site where, const char* what) {
-    backend::result failed{backend::success, ""};
-    for (const pool_block& b : blocks) {
-      if (!b.done) {
-        const backend::result w = backend::event_synchronize(b.event);
-        if (w.code != backend::success && failed.code == backend::success) failed = w;
-      }
-      (void)backend::event_destroy(b.event);
-      (void)backend::pool_block_free(b.p);
-    }
-    if (failed.code != backend::success) throw_error(failed, where, what);
-  }
-
-  /// One block back to the runtime; never throws. A free still queued on its stream needs no
-  /// wait here: the runtime's free (cudaFree, hipFree) waits for the device first.
+  /// One block back to the runtime (whose free waits for the device).
   static void release_block(const pool_block& b) noexcept {
     (void)backend::event_destroy(b.event);
-    (void)backend::pool_block_free(b.p);
+    (void)backend::free(b.p);
   }
 
-  const int device_;
-  backend::mem_pool_handle pool_ = nullptr;  // the runtime's pool, or none: caching allocator
-  native_status runtime_status_ = backend::error_not_supported;
-  pool_mutex mutex_;
-  std::size_t threshold_;
-  std::unordered_map<void*, pool_live> live_;
+  static constexpr const char* query_failed = "managed_pool: asking whether a free has completed";
   std::unordered_map<std::size_t, std::vector<pool_block>> free_;  // by size class
-  std::size_t in_use_ = 0, peak_ = 0;
-  std::size_t held_ = 0, cached_ = 0;  // caching allocator: blocks live + free, and free
+  std::size_t held_ = 0, cached_ = 0;  // bytes of the blocks live and free, and free
   bool closed_ = false;
-  struct recent_placement {
-    void* p = nullptr;
-    std::size_t bytes = 0;
-    std::uint64_t placed = 0;
-  };
-  static constexpr int recent_placements = 16;
-  recent_placement recent_[recent_placements];  // runtime's pool: records of recent frees
-  int recent_next_ = 0;
 };
 
-/// The memory kind of pool_buffer's storage: managed memory that pool_buffer itself gives back
-/// to its pool (the storage's own release does nothing).
+#if UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL
+/// The runtime's pool of managed memory (CUDA 13), which orders reuse itself, with the placement
+/// records of the last few frees (the runtime hands freed memory out at the same address).
+class runtime_pool final : public pool_core {
+ public:
+  /// The runtime's pool on d, or nullptr with `status` where the runtime refuses one.
+  static pool_core* make(const device& d, std::size_t threshold, call_site where,
+                         native_status& status) {
+    backend::mem_pool_handle pool = nullptr;
+    backend::result r{backend::success, ""};
+    {
+      device_guard g(d, where);
+      r = backend::managed_pool_create(&pool);
+    }
+    status = r.code;
+    if (backend::refuses_managed_pool(r.code)) {
+      backend::forget_if_last(r.code);
+      return nullptr;
+    }
+    if (r.code != backend::success) {
+      throw_error(r, where, "managed_pool: creating the runtime's pool of managed memory");
+    }
+    try {
+      r = backend::managed_pool_set_release_threshold(pool, threshold);
+      if (r.code != backend::success) {
+        throw_error(r, where, "managed_pool: setting the release threshold");
+      }
+      return new runtime_pool(d, threshold, pool);
+    } catch (...) {
+      (void)backend::managed_pool_destroy(pool);
+      throw;
+    }
+  }
+
+  void deallocate(void* p, backend::stream_handle s, std::uint64_t record) noexcept override {
+    {  // forgotten before the runtime's free: the runtime may hand p out again at once
+      spin_guard lock(lock_);
+      pool_block b;
+      if (!untrack(p, b)) return;
+      if (record != 0) {
+        b.record = record;
+        recent_[next_] = b;
+        next_ = (next_ + 1) % recent_count;
+      }
+    }
+    (void)backend::free_async(p, s);  // a failed release cannot be reported from here
+  }
+  void trim_to(std::size_t keep, call_site where) override {
+    check(backend::managed_pool_trim(pool_, keep), where);
+  }
+  /// Allocations still out stay valid: the runtime releases the pool after their frees.
+  void close() noexcept override { (void)backend::managed_pool_destroy(pool_); }
+
+ private:
+  runtime_pool(const device& d, std::size_t threshold, backend::mem_pool_handle pool) noexcept
+      : pool_core(d, threshold, backend::success), pool_(pool) {}
+
+  pool_block take(std::size_t bytes, backend::stream_handle s, bool, call_site where) override {
+    pool_block b;
+    b.done = false;  // frees on s may be pending
+    const backend::result r = backend::malloc_from_pool(&b.p, bytes, pool_, s);
+    if (r.code != backend::success || b.p == nullptr) {
+      throw_allocation_error(r, bytes, "managed_pool", where);
+    }
+    try {
+      spin_guard lock(lock_);
+      track(b, bytes);
+      for (pool_block& x : recent_) {  // the record left at p by a free of at least `bytes`
+        if (x.p != b.p) continue;
+        b.record = x.asked >= bytes ? x.record : 0;
+        x = pool_block{};
+        break;
+      }
+    } catch (...) {
+      (void)backend::free_async(b.p, s);
+      throw;
+    }
+    return b;
+  }
+  void untake(const pool_block& b, backend::stream_handle s) noexcept override {
+    deallocate(b.p, s, b.record);
+  }
+  std::size_t bytes_held(call_site where) override {
+    unsigned long long reserved = 0;
+    check(backend::managed_pool_reserved(pool_, &reserved), where);
+    return static_cast<std::size_t>(reserved);
+  }
+  void apply_release_threshold(std::size_t bytes, call_site where) override {
+    check(backend::managed_pool_set_release_threshold(pool_, bytes), where);
+  }
+
+  static constexpr int recent_count = 16;
+  const backend::mem_pool_handle pool_;
+  pool_block recent_[recent_count];  // the last frees with a record, under the lock
+  int next_ = 0;
+};
+#endif
+
+/// pool_buffer's storage: managed memory that pool_buffer itself gives back to its pool.
 struct pool_memory : managed_memory {
   static constexpr const char* buffer_name = "pool_buffer";
   static void deallocate(void*, std::size_t) noexcept {}
 };
 
 }  // namespace detail
+
+template <class T>
+class pool_buffer;
 
 /// @brief A pool of managed memory with stream-ordered allocation: allocate(bytes, s) and
 /// deallocate(p, bytes, s) cost microseconds where cudaMallocManaged / hipMallocManaged and
@@ -702,12 +574,12 @@ class managed_pool {
   /// @brief A pool on the current device.
   /// @throws unimem::error when there is no GPU ("no GPU was found") or the runtime fails.
   explicit managed_pool(const managed_pool_options& o, call_site where = call_site::current())
-      : core_(make(detail::current_device_id(where), o, where)) {}
+      : core_(make(device::current(where), o, where)) {}
   /// @brief A pool on device d (its streams are d's; the current device is left as it was).
   /// @throws unimem::error when the runtime fails.
   explicit managed_pool(const device& d, const managed_pool_options& o = managed_pool_options(),
                         call_site where = call_site::current())
-      : core_(make(d.device_id(), o, where)) {}
+      : core_(make(d, o, where)) {}
 
   /// @brief Not copyable: a pool owns its memory.
   managed_pool(const managed_pool&) = delete;
@@ -724,6 +596,7 @@ class managed_pool {
   /// out stay valid and are returned when they are deallocated.
   ~managed_pool() {
     if (core_ != nullptr) core_->close();
+    detail::pool_core::release(core_);
   }
   /// @brief Exchanges the two pools.
   void swap(managed_pool& other) noexcept { std::swap(core_, other.core_); }
@@ -735,17 +608,23 @@ class managed_pool {
   /// runtime fails otherwise; unimem::invalid_argument on a moved-from pool.
   [[nodiscard]] void* allocate(std::size_t bytes, stream_ref s = {},
                                call_site where = call_site::current()) {
-    detail::pool_core& c = checked("allocate");
-    (void)detail::checked_bytes(bytes, 1, "managed_pool::allocate");
-    if (bytes == 0) return nullptr;
-    return c.allocate(bytes, s.get(), false, where);
+    return allocate_on(bytes, s, false, "allocate", where);
+  }
+  /// @brief As allocate(), and the host may use the memory at once: where it was freed on s by
+  /// work still queued there, this waits for that free (caching allocator) or for s (the
+  /// runtime's pool); the caching allocator prefers memory whose free has completed. For
+  /// containers that write their elements at once (managed_pool_resource).
+  /// @throws as allocate().
+  [[nodiscard]] void* allocate_for_host(std::size_t bytes, stream_ref s = {},
+                                        call_site where = call_site::current()) {
+    return allocate_on(bytes, s, true, "allocate_for_host", where);
   }
   /// @brief Gives p (from allocate(bytes, ...)) back in the order of stream s: work queued on
   /// s before this call may still use it. Never throws; nullptr and pointers this pool did not
   /// hand out are ignored.
   void deallocate(void* p, std::size_t bytes, stream_ref s = {}) noexcept {
     (void)bytes;  // the pool knows each allocation's size
-    if (p != nullptr && core_ != nullptr) core_->deallocate(p, s.get());
+    if (p != nullptr && core_ != nullptr) core_->deallocate(p, s.get(), 0);
   }
 
   /// @brief Returns free memory above the release threshold to the runtime (see
@@ -794,21 +673,29 @@ class managed_pool {
   /// and older, managed_pool_options::use_runtime_pool false); success when the runtime's pool
   /// serves.
   [[nodiscard]] native_status runtime_pool_status() const {
-    return checked("runtime_pool_status").runtime_status();
+    return checked("runtime_pool_status").status();
   }
   /// @brief The device whose streams the pool serves.
-  [[nodiscard]] int device_id() const { return checked("device_id").device(); }
+  [[nodiscard]] int device_id() const { return checked("device_id").device_id(); }
   /// @brief False for a moved-from pool.
   [[nodiscard]] explicit operator bool() const noexcept { return core_ != nullptr; }
 
  private:
   template <class T>
   friend class pool_buffer;
-  friend class managed_pool_resource;
 
-  static detail::pool_core* make(int id, const managed_pool_options& o, call_site where) {
-    detail::require_device(id, "unimem::managed_pool", where);  // "no GPU was found" first
-    return new detail::pool_core(id, o, where);
+  static detail::pool_core* make(const device& d, const managed_pool_options& o,
+                                 call_site where) {
+    detail::require_device(d.device_id(), "unimem::managed_pool", where);  // "no GPU was found"
+    native_status why = detail::backend::error_not_supported;  // not tried
+#if UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL
+    if (o.use_runtime_pool) {
+      if (detail::pool_core* c = detail::runtime_pool::make(d, o.release_threshold, where, why)) {
+        return c;
+      }
+    }
+#endif
+    return new detail::caching_pool(d, o.release_threshold, why);
   }
   detail::pool_core& checked(const char* what) const {
     if (core_ == nullptr) {
@@ -819,8 +706,15 @@ class managed_pool {
     }
     return *core_;
   }
+  void* allocate_on(std::size_t bytes, stream_ref s, bool for_host, const char* what,
+                    call_site where) {
+    detail::pool_core& c = checked(what);
+    (void)detail::checked_bytes(bytes, 1, for_host ? "managed_pool::allocate_for_host"
+                                                   : "managed_pool::allocate");
+    return bytes == 0 ? nullptr : c.allocate(bytes, s.get(), for_host, where);
+  }
 
-  detail::pool_core* core_ = nullptr;
+  detail::pool_core* core_ = nullptr;  // one of its owners
 };
 
 /// @brief An array of T in managed memory from a managed_pool, allocated and given back in the
@@ -860,7 +754,7 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
   /// out; unimem::error when the runtime fails; unimem::invalid_argument for a moved-from pool.
   pool_buffer(size_type n, managed_pool& pool, stream_ref s = {},
               call_site where = call_site::current())
-      : pool_buffer(n, pool, s, where, placed_slot{}) {}
+      : pool_buffer(n, pool, s, where, record_slot{}) {}
 
   /// @brief Not copyable: a buffer owns its memory.
   pool_buffer(const pool_buffer&) = delete;
@@ -883,6 +777,7 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
     if (this->data() != nullptr && core_ != nullptr) {
       core_->deallocate(this->data(), stream_.get(), record_.word());
     }
+    detail::pool_core::release(core_);
   }
 
   /// @brief The stream the memory is given back on.
@@ -903,18 +798,18 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
 
  private:
   /// The placement record the pool kept with the memory (the base is made before record_).
-  struct placed_slot {
+  struct record_slot {
     std::uint64_t value = 0;
   };
-  pool_buffer(size_type n, managed_pool& pool, stream_ref s, call_site where, placed_slot&& placed)
+  pool_buffer(size_type n, managed_pool& pool, stream_ref s, call_site where, record_slot&& kept)
       : base(detail::owned_array<T, detail::pool_memory>(
             n, detail::pool_memory::buffer_name, where,
-            [&pool, s, &placed](std::size_t bytes, const char*, call_site w) {
-              return pool.checked("allocate").allocate(bytes, s.get(), false, w, &placed.value);
+            [&pool, s, &kept](std::size_t bytes, const char*, call_site w) {
+              return pool.checked("allocate").allocate(bytes, s.get(), false, w, &kept.value);
             })),
-        core_(pool.core_),
+        core_(detail::pool_core::retain(pool.core_)),
         stream_(s) {
-    record_.set(placed.value);
+    record_.set(kept.value);
   }
 
   /// The placement-record hook (access.hpp): tags and placement calls of this buffer use it.
@@ -922,10 +817,9 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
     return &b.record_;
   }
 
-  detail::pool_core* core_ = nullptr;  // lives while this buffer's memory is out
+  detail::pool_core* core_ = nullptr;  // one of the pool's owners
   stream_ref stream_;
   mutable detail::placement_record record_;
 };
-
 
 UNIMEM_END_NAMESPACE

@@ -1,13 +1,11 @@
-// unimem: managed_pool_resource, a std::pmr::memory_resource over a managed_pool (issue 28).
-// Not in the umbrella header: it needs <memory_resource> (as memory_resource.hpp does).
 /// @file
 /// @brief managed_pool_resource: std::pmr containers in managed memory at the pool's speed.
-/// Not in the umbrella header.
+/// Not in the umbrella header: it needs `<memory_resource>` (as memory_resource.hpp does).
 #pragma once
 
 #include "config.hpp"
+#include "detail/atomic.hpp"
 #include "detail/owned_array.hpp"
-#include "error.hpp"
 #include "managed_pool.hpp"
 #include "stream_ref.hpp"
 
@@ -23,12 +21,10 @@ UNIMEM_BEGIN_NAMESPACE
 /// at the pool's speed (`std::pmr::vector<float> v(n, &resource);`).
 ///
 /// Allocations are ordered on the resource's stream and returned ready for the host (a
-/// container writes its elements at once): where a reused block may still be in use by work
-/// queued on that stream before its free, the resource waits for that point (the caching
-/// allocator) or for the stream (the runtime's pool). Deallocations are ordered on the stream:
-/// work queued on it before may still use the memory. Any power-of-two alignment. A resource
-/// compares equal only to itself (it remembers its over-aligned allocations); the pool must
-/// outlive it.
+/// container writes its elements at once; managed_pool::allocate_for_host). Deallocations are
+/// ordered on the stream: work queued on it before may still use the memory. Any power-of-two
+/// alignment. A resource compares equal only to itself (it remembers its over-aligned
+/// allocations); the pool must outlive it.
 class managed_pool_resource final : public std::pmr::memory_resource {
  public:
   /// @brief Allocates from `pool`, in the order of stream s.
@@ -45,32 +41,29 @@ class managed_pool_resource final : public std::pmr::memory_resource {
     if (bytes == 0) bytes = 1;  // a unique, non-null pointer for every allocation
     (void)detail::checked_bytes(bytes, 1, "managed_pool_resource");
     const bool over = alignment > detail::pool_min_block;
-    if (over) (void)detail::checked_bytes(bytes + alignment, 1, "managed_pool_resource");
-    detail::pool_core& core = pool_->checked("managed_pool_resource");
-    void* raw = core.allocate(over ? bytes + alignment : bytes, stream_.get(), true,
-                              call_site::current());
-    if (!over) return raw;
+    if (!over) return pool_->allocate_for_host(bytes, stream_);
+    (void)detail::checked_bytes(bytes + alignment, 1, "managed_pool_resource");
+    void* raw = pool_->allocate_for_host(bytes + alignment, stream_);
     const auto address = reinterpret_cast<std::uintptr_t>(raw);
     void* aligned = reinterpret_cast<void*>((address + alignment - 1) & ~(alignment - 1));
     try {
-      detail::pool_lock lock(mutex_);
+      detail::spin_guard lock(lock_);
       originals_.emplace(aligned, raw);
     } catch (...) {
-      core.deallocate(raw, stream_.get());
+      pool_->deallocate(raw, bytes + alignment, stream_);
       throw;
     }
     return aligned;
   }
-  void do_deallocate(void* p, std::size_t /*bytes*/, std::size_t alignment) override {
-    if (p == nullptr || pool_->core_ == nullptr) return;
-    if (alignment > detail::pool_min_block) {
-      detail::pool_lock lock(mutex_);
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+    if (p != nullptr && alignment > detail::pool_min_block) {
+      detail::spin_guard lock(lock_);
       const auto it = originals_.find(p);
       if (it == originals_.end()) return;  // not ours
       p = it->second;
       originals_.erase(it);
     }
-    pool_->core_->deallocate(p, stream_.get());
+    pool_->deallocate(p, bytes, stream_);
   }
   // Each resource keeps the originals of its over-aligned allocations: only itself can
   // deallocate them.
@@ -80,7 +73,7 @@ class managed_pool_resource final : public std::pmr::memory_resource {
 
   managed_pool* pool_;
   stream_ref stream_;
-  detail::pool_mutex mutex_;
+  detail::atomic_cell<int> lock_{0};  // held through spin_guard, around originals_
   std::unordered_map<void*, void*> originals_;
 };
 

@@ -12,6 +12,9 @@
 
 #include <type_traits>
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <sched.h>
+#endif
 #if !defined(__GNUC__) && !defined(__clang__)
 #include <atomic>
 #define UNIMEM_DETAIL_STD_ATOMIC 1
@@ -62,15 +65,20 @@ class atomic_cell {
 #endif
 };
 
-/// Holds a spin lock (a cell that is 0 when free) for a scope. For the few shared structures
-/// whose critical sections are a handful of loads and stores (no <mutex> in unimem's headers).
+/// Holds a spin lock (a cell that is 0 when free) for a scope: unimem's one lock (no <mutex> in
+/// its headers), for shared structures whose critical sections are short (loads and stores, or
+/// a few event queries in the managed pool). A waiter yields its core after 64 spins, so that a
+/// holder it preempted can finish on a machine with few cores.
 class spin_guard {
  public:
   explicit spin_guard(atomic_cell<int>& cell) noexcept : cell_(cell) {
     for (;;) {
       int expected = 0;
       if (cell_.compare_exchange(expected, 1)) return;
-      while (cell_.load() != 0) {
+      for (int spins = 0; cell_.load() != 0;) {
+#if defined(__unix__) || defined(__APPLE__)
+        if (++spins > 64) sched_yield();
+#endif
       }
     }
   }

@@ -277,6 +277,7 @@ TEST(HostAccess, OneLogForTheProcessThatAnnouncementsReach) {
   const std::uint64_t e0 = ha::now();
   int probe = 0;
   ha::announce(&probe, sizeof probe);
+  const std::uint64_t announced = r->newest.load();  // (a fault since may add an entry)
   const std::uint64_t e1 = ha::now();
   EXPECT_GT(e1, e0);
   ha::span out[1];
@@ -292,8 +293,178 @@ TEST(HostAccess, OneLogForTheProcessThatAnnouncementsReach) {
   ASSERT_NE(again, nullptr);
   EXPECT_NE(again, r);
   EXPECT_EQ(again->newest.load(), r->newest.load());
-  EXPECT_EQ(again->log[e1 % ha::log_capacity].lo, p);
-  munmap(again, ha::region_bytes);
+  EXPECT_EQ(again->log[announced % ha::log_capacity].lo, p);
+  munmap(again, sizeof(ha::region));
+#endif
+}
+
+#if defined(__linux__)
+namespace {
+int attach_calls = 0;
+int attach_answer = 0;  // what the fake attach() finds: a tracker (>= 0) or why none
+int fake_attach(ha::region* r) noexcept {
+  ++attach_calls;
+  if (attach_answer >= 0) r->tracker_fd = attach_answer;
+  return attach_answer;
+}
+ha::region* fresh_shared_log() {  // as make_region() leaves the memfd it makes
+  ha::region* r = ha::map_region(-1);
+  if (r == nullptr) return nullptr;
+  r->shared = 1;
+  r->retry_at = 1;
+  r->tracker_fd = -1;
+  return r;
+}
+}  // namespace
+#endif
+
+// A look before the GPU runtime opened /dev/nvidia-uvm (a run that starts with HostAccess.*)
+// finds no UVM descriptor: the process takes the page-fault signal, and tries the tracker again
+// once the faults of a runtime's start were taken, not before; a final answer (no tools
+// device, every descriptor refused, UNIMEM_HOST_ACCESS=page-faults) is not tried again.
+TEST(HostAccess, ALookBeforeTheRuntimeStartedTriesTheTrackerAgainLater) {
+#if defined(__linux__)
+  for (int later : {7, ha::no_tools, ha::refused}) {  // what the later try finds
+    SCOPED_TRACE(later);
+    ha::region* r = fresh_shared_log();
+    ASSERT_NE(r, nullptr);
+    attach_calls = 0;
+    attach_answer = ha::no_uvm_fd_yet;
+    const std::uint64_t e0 = ha::now(r, fake_attach);
+    EXPECT_EQ(attach_calls, 1);
+    EXPECT_EQ(r->source.load(), static_cast<int>(ha::signal::page_faults));
+    (void)unimem_test::fault_fresh_memory(16);
+    (void)ha::now(r, fake_attach);
+    EXPECT_EQ(attach_calls, 1) << "tried again after a few faults";
+    attach_answer = later;
+    (void)unimem_test::fault_fresh_memory(ha::retry_faults);  // as a runtime's start
+    const std::uint64_t e1 = ha::now(r, fake_attach);
+    EXPECT_EQ(attach_calls, 2) << "the tracker was not tried again: page faults for good";
+    EXPECT_GT(e1, e0);
+    if (later >= 0) {
+      EXPECT_EQ(r->source.load(), static_cast<int>(ha::signal::uvm_events));
+      (void)unimem_test::fault_fresh_memory(16);
+      EXPECT_EQ(ha::now(r, fake_attach), e1) << "on the UVM signal an ordinary fault is news";
+    } else {
+      EXPECT_EQ(r->source.load(), static_cast<int>(ha::signal::page_faults));
+    }
+    (void)unimem_test::fault_fresh_memory(4 * ha::retry_faults);
+    (void)ha::now(r, fake_attach);
+    EXPECT_EQ(attach_calls, 2) << "tried again after a final answer";
+    munmap(r, sizeof(ha::region));
+  }
+  const char* setting = std::getenv("UNIMEM_HOST_ACCESS");
+  const std::string saved = setting != nullptr ? setting : "";
+  setenv("UNIMEM_HOST_ACCESS", "page-faults", 1);
+  ha::region* r = fresh_shared_log();
+  ASSERT_NE(r, nullptr);
+  attach_calls = 0;
+  (void)ha::now(r, fake_attach);
+  EXPECT_EQ(attach_calls, 0) << "UNIMEM_HOST_ACCESS=page-faults, yet the tracker was tried";
+  EXPECT_EQ(r->source.load(), static_cast<int>(ha::signal::page_faults));
+  munmap(r, sizeof(ha::region));
+  if (setting != nullptr) {
+    setenv("UNIMEM_HOST_ACCESS", saved.c_str(), 1);
+  } else {
+    unsetenv("UNIMEM_HOST_ACCESS");
+  }
+#else
+  GTEST_SKIP() << "the host-access log is Linux's";
+#endif
+}
+
+// Copies of unimem in one process share the log and so its retries (two mappings of one memfd),
+// and threads looking at once try the tracker once.
+TEST(HostAccess, CopiesAndThreadsSharingTheLogTryTheTrackerOnce) {
+#if defined(__linux__)
+  const int fd = static_cast<int>(syscall(SYS_memfd_create, "unimem-test-log", 1u));
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(sizeof(ha::region))), 0);
+  ha::region* a = ha::map_region(fd);
+  ha::region* b = ha::map_region(fd);
+  close(fd);
+  ASSERT_TRUE(a != nullptr && b != nullptr);
+  a->shared = 1;
+  a->retry_at = 1;
+  a->tracker_fd = -1;
+  attach_calls = 0;
+  attach_answer = ha::no_uvm_fd_yet;
+  (void)ha::now(a, fake_attach);
+  (void)ha::now(b, fake_attach);
+  EXPECT_EQ(attach_calls, 1) << "the other copy tried again at once";
+  attach_answer = 7;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 64; ++i) {
+        (void)unimem_test::fault_fresh_memory(64);
+        (void)ha::now(t % 2 == 0 ? a : b, fake_attach);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(attach_calls, 2) << "not tried again once, after the faults of 4 x 64 x 64 pages";
+  EXPECT_EQ(b->source.load(), static_cast<int>(ha::signal::uvm_events));
+  EXPECT_EQ(b->tracker_fd, 7);
+  munmap(a, sizeof(ha::region));
+  munmap(b, sizeof(ha::region));
+#else
+  GTEST_SKIP() << "the host-access log is Linux's";
+#endif
+}
+
+#if defined(__linux__)
+namespace {
+bool no_uvm_fd_yet = true;  // the first try finds none, as before the runtime started
+int first_none_then_the_driver(ha::region* r) noexcept {
+  if (!no_uvm_fd_yet) return ha::attach_uvm_events(r);
+  no_uvm_fd_yet = false;
+  return ha::no_uvm_fd_yet;
+}
+}  // namespace
+#endif
+
+// The same on the driver. Where it takes trackers, the process is on its events once the runtime
+// started, even after a look before (a run of HostAccess.* alone: HostAccess.OneLog... looks
+// first). And a tracker attached by a later try sees the host take a managed page back from
+// the GPU (its 2 MiB block), and nothing of ordinary memory.
+TEST(HostAccess, ATrackerAttachedByALaterTrySeesTheHostTakeManagedPages) {
+  UNIMEM_REQUIRE_GPU();
+  const std::size_t n = 4 * mib / sizeof(int);
+  unimem::managed_buffer<int> b(n, 0);
+  ASSERT_EQ(unimem::prefetch(b, location::device(0)), unimem::hint_status::applied);
+  unimem::synchronize();
+  if (!unimem_test::host_access_is_exact()) {
+    if (unimem::detail::uvm_counters().available()) {
+      FAIL() << "the UVM driver takes trackers, yet the process learns host touches from its "
+                "page faults (it looked before the runtime started and never tried again)";
+    }
+    GTEST_SKIP() << "no UVM driver events here (not NVIDIA, or the tools device refused)";
+  }
+#if defined(__linux__)
+  ha::region* r = fresh_shared_log();
+  ASSERT_NE(r, nullptr);
+  no_uvm_fd_yet = true;
+  (void)ha::now(r, first_none_then_the_driver);
+  ASSERT_EQ(r->source.load(), static_cast<int>(ha::signal::page_faults));
+  (void)unimem_test::fault_fresh_memory(ha::retry_faults);
+  const std::uint64_t e1 = ha::now(r, first_none_then_the_driver);
+  ASSERT_EQ(r->source.load(), static_cast<int>(ha::signal::uvm_events))
+      << "the later try attached no tracker";
+  ASSERT_GE(r->tracker_fd, 0);
+  (void)unimem_test::fault_fresh_memory(16);
+  EXPECT_EQ(ha::now(r, first_none_then_the_driver), e1) << "an ordinary fault is news";
+  int* touched = b.data() + n / 2;
+  *static_cast<volatile int*>(touched) = 1;  // a CPU fault on a GPU-resident managed page
+  const std::uint64_t e2 = ha::now(r, first_none_then_the_driver);
+  EXPECT_GT(e2, e1) << "the host took a managed page back, and the log has no entry";
+  ha::span out[2];
+  const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(b.data());
+  ASSERT_EQ(ha::touched_in(r, e1, e2, lo, lo + b.size_bytes(), 0, out, 2), 1);
+  EXPECT_LE(out[0].lo, reinterpret_cast<std::uintptr_t>(touched));
+  EXPECT_GT(out[0].hi, reinterpret_cast<std::uintptr_t>(touched));
+  close(r->tracker_fd);
+  munmap(r, sizeof(ha::region));
 #endif
 }
 

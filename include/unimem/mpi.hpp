@@ -26,7 +26,7 @@
 #include "mpi/deferred.hpp"        // flush()
 #include "mpi/environment.hpp"     // environment, local_rank(), use_local_device()
 #include "mpi/error.hpp"           // mpi::error
-#include "mpi/path.hpp"            // memory, path, choose_path(), to_string()
+#include "mpi/path.hpp"            // memory, path, choose_path(), ordering, host_ready
 #include "mpi/point_to_point.hpp"  // send, recv, isend, irecv, sendrecv
 #include "mpi/request.hpp"         // request, status, wait_all()
 #include "mpi/settings.hpp"        // settings, configure(), gpu_awareness

@@ -1,6 +1,6 @@
-// mpi_costs: what each step of a small staged MPI message costs on its own (issue 26, item 2:
-// unimem::mpi's managed column at 4 and 16 KiB was 0.945-0.949 of raw staging). Raw CUDA + MPI,
-// no unimem.
+// mpi_costs: what each step of a small MPI message costs on its own, for the bookkeeping a
+// message of unimem::mpi may or may not afford (its path, the MPI-init check, a lock, the
+// stream wait). Raw CUDA + MPI, no unimem.
 //
 //   nvcc -O2 -std=c++17 -arch=sm_90 scripts/probes/mpi_costs.cu -o mpi_costs
 //        $(mpicxx --showme:compile) $(mpicxx --showme:link) && mpiexec -n 2 ./mpi_costs
@@ -12,17 +12,22 @@
 // attributes over 4 KiB of GPU-resident managed memory), the driver's cuPointerGetAttributes and
 // cuMemRangeGetAttributes that those wrap, the range query right after a copy into the range
 // (as a ping-pong's next send meets it), getrusage (what a placement record's check costs),
-// cudaStreamSynchronize of an idle stream, cudaStreamQuery, cudaEventRecord.
+// cudaStreamSynchronize of an idle stream, cudaStreamQuery, cudaEventRecord, MPI_Initialized with
+// MPI_Finalized (the check before each message, now one cached flag), a std::mutex locked and
+// unlocked, an atomic load, MPI_Get_elements_x of a receive's status.
 // Part 2, a 4 KiB ping-pong between the ranks from pinned memory, blocking MPI_Send/MPI_Recv
-// against MPI_Isend/MPI_Irecv + MPI_Wait, and the same staged from managed memory (one
-// cudaMemcpyAsync + cudaStreamSynchronize each way) with and without the two queries per
-// message; blocks interleaved, median of 21, in us per round trip.
+// with and without a cudaStreamSynchronize of an idle stream before each call (what a stream's
+// order costs), against MPI_Isend/MPI_Irecv + MPI_Wait, and the same staged from managed
+// memory (one cudaMemcpyAsync + cudaStreamSynchronize each way) with and without the two
+// queries per message; blocks interleaved, median of 21, in us per round trip.
 #include "probe.hpp"
 
 #include <mpi.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -84,6 +89,15 @@ int main(int argc, char** argv) {
     cudaMemRangeAttribute attrs[2] = {cudaMemRangeAttributePreferredLocation,
                                       cudaMemRangeAttributeLastPrefetchLocation};
     rusage ru{};
+    std::mutex mutex;
+    std::atomic<int> flag{1};
+    volatile int sink = 0;  // keeps the loads
+    MPI_Status status{};  // a receive's, of 512 doubles (below)
+    {
+      MPI_Request r;
+      MPI_Irecv(p, 512, MPI_DOUBLE, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &r);
+      MPI_Wait(&r, &status);
+    }
     const auto ptr_attrs = driver<ptr_attrs_fn>("cuPointerGetAttributes");
     const auto range_attrs = driver<range_attrs_fn>("cuMemRangeGetAttributes");
     std::vector<double> after_copy;
@@ -134,6 +148,18 @@ int main(int argc, char** argv) {
         {"MPI_Initialized", [&] {
            int f = 0;
            MPI_Initialized(&f);
+         }},
+        {"MPI_Initialized + MPI_Finalized", [&] {
+           int f = 0, g = 0;
+           MPI_Initialized(&f);
+           MPI_Finalized(&g);
+         }},
+        {"std::mutex lock + unlock", [&] { const std::lock_guard<std::mutex> hold(mutex); }},
+        {"std::atomic<int> load (acquire)", [&] { sink += flag.load(std::memory_order_acquire); }},
+        {"MPI_Get_elements_x", [&] {
+           MPI_Count c = 0;
+           MPI_Get_elements_x(&status, MPI_DOUBLE, &c);
+           sink += static_cast<int>(c);
          }},
     };
     for (const auto& r : rows) std::printf("  %-40s %8.1f\n", r.first, ns_per_call(r.second));
@@ -191,8 +217,15 @@ int main(int argc, char** argv) {
     CK(cudaMemcpyAsync(m, h, n * sizeof(double), cudaMemcpyDefault, s));
     CK(cudaStreamSynchronize(s));
   };
+  auto synced = [&](auto call) {
+    return [&, call] {
+      CK(cudaStreamSynchronize(s));
+      call(p);
+    };
+  };
   const std::vector<variant> variants = {
       {"pinned, MPI_Send/MPI_Recv", [&] { send_blocking(p); }, [&] { recv_blocking(p); }},
+      {"pinned, stream sync + MPI_Send/MPI_Recv", synced(send_blocking), synced(recv_blocking)},
       {"pinned, Isend/Irecv + Wait", [&] { send_nb(p); }, [&] { recv_nb(p); }},
       {"managed staged, blocking", [&] { staged_send(false, true); },
        [&] { staged_recv(false, true); }},

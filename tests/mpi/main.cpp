@@ -16,14 +16,15 @@ class in_step : public ::testing::EmptyTestEventListener {
   void OnTestEnd(const ::testing::TestInfo&) override { MPI_Barrier(MPI_COMM_WORLD); }
 };
 
-/// Before MPI_Init, unimem::mpi refuses to communicate with a clear error.
-bool refuses_before_init() {
+/// Before MPI_Init and after MPI_Finalize, unimem::mpi refuses to communicate with a clear
+/// error (after: though the calls between asked MPI only once).
+bool refuses(const char* when) {
   try {
     std::vector<int> v(1);
     unimem::mpi::send(v, 0, 0);
   } catch (const unimem::argument_error& e) {
     if (std::strstr(e.what(), "MPI is not initialised") != nullptr) return true;
-    std::fprintf(stderr, "unexpected message before MPI_Init: %s\n", e.what());
+    std::fprintf(stderr, "unexpected message %s: %s\n", when, e.what());
   }
   return false;
 }
@@ -31,22 +32,26 @@ bool refuses_before_init() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool refused = refuses_before_init();
-  unimem::mpi::environment env(argc, argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  if (env.size() != 2) {
-    if (env.rank() == 0) std::printf("unimem_mpi_tests: run with 2 ranks (mpiexec -n 2), not %d\n", env.size());
-    return 1;
+  const bool before = refuses("before MPI_Init");
+  int any = 1, rank = 0;
+  {
+    unimem::mpi::environment env(argc, argv);
+    ::testing::InitGoogleTest(&argc, argv);
+    rank = env.rank();
+    if (env.size() != 2) {
+      if (rank == 0) std::printf("unimem_mpi_tests: run with 2 ranks (mpiexec -n 2), not %d\n", env.size());
+      return 1;
+    }
+    ::testing::UnitTest::GetInstance()->listeners().Append(new in_step);
+    const int failed = RUN_ALL_TESTS() != 0 || !before ? 1 : 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  }  // MPI_Finalize
+  const bool after = refuses("after MPI_Finalize");  // this rank's own
+  if (rank == 0) {
+    std::printf("unimem_mpi_tests: %s (before MPI_Init: %s; after MPI_Finalize: %s)\n",
+                any == 0 && after ? "both ranks passed" : "FAILED on a rank",
+                before ? "refused as it should" : "NOT refused",
+                after ? "refused as it should" : "NOT refused");
   }
-  ::testing::UnitTest::GetInstance()->listeners().Append(new in_step);
-  const int rc = RUN_ALL_TESTS();
-  int failed = rc != 0 || !refused ? 1 : 0;
-  int any = 0;
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (env.rank() == 0) {
-    std::printf("unimem_mpi_tests: %s (before MPI_Init: %s)\n",
-                any == 0 ? "both ranks passed" : "FAILED on a rank",
-                refused ? "refused as it should" : "NOT refused");
-  }
-  return any;
+  return any != 0 || !after ? 1 : 0;
 }

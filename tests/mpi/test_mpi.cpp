@@ -243,7 +243,7 @@ std::vector<double> dpattern(std::size_t n, int seed) {
   return v;
 }
 
-// Issue 26: every unimem::mpi message is an ordinary MPI message. A rank that does not use
+// Every unimem::mpi message is an ordinary MPI message. A rank that does not use
 // unimem (plain MPI_Recv / MPI_Irecv of the same datatype and count) receives unimem's, and
 // unimem receives its plain MPI_Send / MPI_Isend, at every size (0 B, 8 B, 64 KiB, 4 MiB,
 // 64 MiB), blocking and non-blocking.
@@ -413,6 +413,67 @@ TEST(MpiHost, AMessageLongerThanTheRangeIsATruncationError) {
     EXPECT_EQ(last, pattern(10, 6));
   }
   drain(tag);
+}
+
+// wait_all's errors name the line of the wait_all call (not unimem's own file, nor the irecv
+// that made the request), as every unimem::mpi call's do.
+TEST(MpiHost, WaitAllErrorsNameTheCallersLine) {
+  const int tag = 14;
+  if (rank() == 0) {
+    unimem::mpi::send(pattern(200, 4), 1, tag);
+  } else {
+    std::vector<int> small_range(100);
+    unimem::mpi::request none;  // complete: wait_all passes over it
+    unimem::mpi::request r = unimem::mpi::irecv(small_range, 0, tag);
+    int line = 0;
+    try {
+      line = __LINE__, unimem::mpi::wait_all(none, r);
+      ADD_FAILURE() << "a 200-element message received into 100 elements";
+    } catch (const unimem::mpi::error& e) {
+      EXPECT_EQ(e.error_class(), MPI_ERR_TRUNCATE) << e.what();
+      EXPECT_NE(std::string(e.file()).find("test_mpi.cpp"), std::string::npos) << e.what();
+      EXPECT_EQ(e.line(), line) << e.what();
+    }
+    EXPECT_FALSE(r.pending());
+  }
+  drain(tag);
+}
+
+// host_ready takes a stream's place in every call (as every stream type does): the caller says
+// the range is ready, and nothing is waited for.
+static_assert(std::is_convertible<unimem::mpi::host_ready_t, unimem::mpi::ordering>::value, "");
+static_assert(std::is_convertible<unimem::stream&, unimem::mpi::ordering>::value, "");
+static_assert(std::is_convertible<unimem::stream_ref, unimem::mpi::ordering>::value, "");
+static_assert(
+    std::is_convertible<unimem::stream_ref::native_handle_type, unimem::mpi::ordering>::value, "");
+static_assert(!std::is_convertible<int, unimem::mpi::ordering>::value, "");
+
+TEST(MpiHost, HostReadyRangesTravelOnEveryCall) {
+  using unimem::mpi::host_ready;
+  const int tag = 15;
+  const std::size_t n = 5000;
+  const std::vector<int> out = pattern(n, 150 + rank());
+  std::vector<int> in(n);
+  unimem::mpi::request rx = unimem::mpi::irecv(in, peer(), tag, MPI_COMM_WORLD, host_ready);
+  unimem::mpi::request tx = unimem::mpi::isend(out, peer(), tag, MPI_COMM_WORLD, host_ready);
+  unimem::mpi::wait_all(rx, tx);
+  EXPECT_EQ(in, pattern(n, 150 + peer()));
+  if (rank() == 0) {
+    unimem::mpi::send(out, 1, tag, MPI_COMM_WORLD, host_ready);
+  } else {
+    in.assign(n, 0);
+    const unimem::view<int> v(in.data(), n);
+    EXPECT_EQ(unimem::mpi::recv(v, 0, tag, MPI_COMM_WORLD, host_ready).count, n);
+    EXPECT_EQ(in, pattern(n, 150));
+  }
+  in.assign(n, 0);
+  const auto st = unimem::mpi::sendrecv(out, peer(), tag, in, peer(), tag, MPI_COMM_WORLD,
+                                        host_ready);
+  EXPECT_EQ(st.count, n);
+  EXPECT_EQ(in, pattern(n, 150 + peer()));
+  long long sum[1] = {rank() + 1};
+  unimem::mpi::allreduce(sum, MPI_SUM, MPI_COMM_WORLD, host_ready);
+  EXPECT_EQ(sum[0], 3);
 }
 
 TEST(MpiHost, NonBlockingRequestsCompleteInAnyOrder) {
@@ -665,7 +726,7 @@ TEST(MpiGpu, EveryPairOfKindsExchanges) {
   }
 }
 
-// Issue 26: GPU memory of every kind, staged or not, travels as a plain MPI message: rank 1 is
+// GPU memory of every kind, staged or not, travels as a plain MPI message: rank 1 is
 // a plain MPI rank (MPI_Recv / MPI_Isend of MPI_INT into and from host memory).
 TEST(MpiGpu, PlainMpiPeersExchangeWithEveryKind) {
   UNIMEM_MPI_REQUIRE_GPU();
@@ -730,6 +791,47 @@ TEST(MpiGpu, StagingBlocksAreKeptInTheirClassAndReused) {
   EXPECT_EQ(unimem::mpi::release_staging(), bytes) << "the pool filed the block under its class";
 }
 
+// host_ready waits for no GPU work: a kernel still running on a stream of its own does not
+// hold the send back. Memory of every kind that the caller made ready arrives, into every
+// kind (device memory staged by a copy the call waits for).
+TEST(MpiGpu, HostReadyWaitsForNoStreamAndCarriesEveryKind) {
+  UNIMEM_MPI_REQUIRE_GPU();
+  using unimem::mpi::host_ready;
+  const std::size_t n = 1 << 16;
+  const long long spin = 100000000;  // about 50 ms at 2 GHz
+  unimem::stream s, busy(unimem::stream::blocking_mode::non_blocking);
+  unimem::managed_buffer<int> m(n);
+  unimem::device_buffer<int> d(n), elsewhere(n);
+  unimem::pinned_buffer<int> p(n);
+  for (int kind = 0; kind < 3; ++kind) {
+    const int seed = 130 + kind, tag = 130 + kind;
+    if (rank() == 0) {
+      switch (kind) {
+        case 0: unimem::launch(fill_index, unimem::grid_for(n).on(s), unimem::out(m), n, seed); break;
+        case 1: unimem::launch(fill_index, unimem::grid_for(n).on(s), d, n, seed); break;
+        default: unimem::launch(fill_index, unimem::grid_for(n).on(s), p, n, seed); break;
+      }
+      s.synchronize();  // what host_ready promises
+      unimem::launch(slow_fill, unimem::grid_for(n).on(busy), elsewhere, n, 0, spin);
+      switch (kind) {
+        case 0: unimem::mpi::send(m, 1, tag, MPI_COMM_WORLD, host_ready); break;
+        case 1: unimem::mpi::send(d, 1, tag, MPI_COMM_WORLD, host_ready); break;
+        default: unimem::mpi::send(p, 1, tag, MPI_COMM_WORLD, host_ready); break;
+      }
+      EXPECT_FALSE(busy.ready()) << "a host_ready send waited for the GPU (kind " << kind << ")";
+      busy.synchronize();
+    } else {
+      unsigned wrong = 0;
+      switch (kind) {
+        case 0: unimem::mpi::recv(d, 0, tag, MPI_COMM_WORLD, host_ready); wrong = wrong_on_gpu(d, n, seed, s); break;
+        case 1: unimem::mpi::recv(p, 0, tag, MPI_COMM_WORLD, host_ready); wrong = wrong_on_gpu(p, n, seed, s); break;
+        default: unimem::mpi::recv(m, 0, tag, MPI_COMM_WORLD, host_ready); wrong = wrong_on_gpu(m, n, seed, s); break;
+      }
+      EXPECT_EQ(wrong, 0u) << "kind " << kind;
+    }
+  }
+}
+
 TEST(MpiGpu, WithoutAStreamEveryGpusWorkIsDoneFirst) {
   UNIMEM_MPI_REQUIRE_GPU();
   const std::size_t n = 1 << 16;
@@ -750,7 +852,7 @@ TEST(MpiGpu, WithoutAStreamEveryGpusWorkIsDoneFirst) {
   EXPECT_EQ(hin, pattern(n, 80 + peer()));
 }
 
-// Issue 26, item 4: isend on a stream does not wait for the GPU. A kernel that runs for about
+// isend on a stream does not wait for the GPU. A kernel that runs for about
 // 100 ms writes the range; isend and test() return while it still runs; the message arrives
 // once it is done, with the kernel's data.
 TEST(MpiGpu, IsendOnAStreamReturnsWhileTheKernelBeforeItRuns) {

@@ -1,6 +1,5 @@
-// unimem::mpi: Collectives: allreduce over any range, staged where MPI cannot take GPU pointers.
 /// @file
-/// @brief unimem::mpi::allreduce.
+/// @brief unimem::mpi::allreduce over any range, staged where MPI cannot take GPU pointers.
 #pragma once
 
 #include <mpi.h>
@@ -9,6 +8,7 @@
 #include "datatype.hpp"
 #include "deferred.hpp"
 #include "error.hpp"
+#include "path.hpp"
 #include "staging.hpp"
 
 #include <cstddef>
@@ -33,13 +33,14 @@ void allreduce_pieces(const T* in, T* out, std::size_t n, MPI_Op op, MPI_Comm co
 }  // namespace detail
 
 /// @brief Reduces `in` over every rank of `comm` with `op` (MPI_SUM, MPI_MAX, ...) into `out`
-/// (the same size; may be the same range). Work queued on `s` is done first; staged results are
-/// copied into `out` on `s` and waited for. T must have an MPI predefined datatype.
+/// (the same size; may be the same range). Work queued on stream `s` is done first (without a
+/// stream, every GPU's; with unimem::mpi::host_ready, none); staged results are copied into
+/// `out` on `s` and waited for. T must have an MPI predefined datatype.
 /// @throws unimem::invalid_argument for ranges of different sizes; unimem::mpi::error,
 /// unimem::error.
 template <class In, class Out>
 void allreduce(const In& in, Out&& out, MPI_Op op, MPI_Comm comm = MPI_COMM_WORLD,
-               stream_ref s = {}, call_site where = call_site::current()) {
+               ordering o = {}, call_site where = call_site::current()) {
   detail::require_initialized("unimem::mpi::allreduce");
   flush();  // a deferred send may be what another rank waits for before it joins
   auto src = detail::span_of(in);
@@ -52,20 +53,22 @@ void allreduce(const In& in, Out&& out, MPI_Op op, MPI_Comm comm = MPI_COMM_WORL
                 "unimem::mpi::allreduce needs an element type with an MPI predefined datatype "
                 "(an arithmetic type or bool)");
   if (src.size != dst.size) {
-    unimem::detail::throw_refused<unimem::invalid_argument>(unimem::detail::refusal("unimem::mpi::allreduce: the input has ")
-        .append(src.size)
-        .append(" elements and the output ")
-        .append(dst.size));
+    unimem::detail::throw_refused<unimem::invalid_argument>(
+        unimem::detail::refusal("unimem::mpi::allreduce: the input has ")
+            .append(src.size)
+            .append(" elements and the output ")
+            .append(dst.size));
   }
   const std::size_t n = dst.size;
   const std::size_t bytes = n * sizeof(T);
   const bool same = static_cast<const void*>(src.data) == static_cast<const void*>(dst.data);
   const detail::span<const T> csrc{src.data, src.size, src.kind};
-  const path in_path = detail::path_of(csrc, where);
-  const path out_path = same ? in_path : detail::path_of(dst, where);
+  const path in_path = detail::path_of(csrc, o.host_ready(), where);
+  const path out_path = same ? in_path : detail::path_of(dst, o.host_ready(), where);
   // Without a stream every GPU's work is waited for first; then a staged side gets a pinned
   // buffer, and the reduction runs between host pointers once the work on s is done.
-  if (s.is_default() && (src.kind != memory::pageable || dst.kind != memory::pageable)) {
+  const stream_ref s = o.stream();
+  if (o.every_gpu() && (src.kind != memory::pageable || dst.kind != memory::pageable)) {
     synchronize_all_devices(where);
   }
   detail::staging in_stage, out_stage;
@@ -96,9 +99,9 @@ void allreduce(const In& in, Out&& out, MPI_Op op, MPI_Comm comm = MPI_COMM_WORL
 
 /// @brief allreduce(inout, inout, op, comm, s): the reduction in place.
 template <class R>
-void allreduce(R&& inout, MPI_Op op, MPI_Comm comm = MPI_COMM_WORLD, stream_ref s = {},
+void allreduce(R&& inout, MPI_Op op, MPI_Comm comm = MPI_COMM_WORLD, ordering o = {},
                call_site where = call_site::current()) {
-  allreduce(inout, inout, op, comm, s, where);
+  allreduce(inout, inout, op, comm, o, where);
 }
 
 }  // namespace mpi

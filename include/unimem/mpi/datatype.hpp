@@ -1,8 +1,7 @@
-// unimem::mpi: MPI datatypes: the predefined one of an arithmetic type, a committed contiguous type of
-// sizeof(T) bytes otherwise, and the datatype of one message of any element count (a derived
-// type above INT_MAX elements).
 /// @file
-/// @brief unimem::mpi::datatype<T>(): the MPI datatype of an element type, and the datatype of one message of any count.
+/// @brief unimem::mpi::datatype<T>(): MPI's predefined datatype of an arithmetic type, else a
+/// committed contiguous type of sizeof(T) bytes; and the datatype of one message of any count
+/// (a derived type above INT_MAX elements).
 #pragma once
 
 #include <mpi.h>
@@ -129,6 +128,19 @@ class message_type {
   }
   MPI_Datatype type() const noexcept { return type_; }
   int count() const noexcept { return count_; }
+  /// The elements a receive's status says arrived (MPI_Get_elements_x over this type), in
+  /// elements of `basic` MPI basic elements each.
+  /// @throws unimem::mpi::error (MPI_ERR_TYPE) for a message of no whole number of elements.
+  std::size_t elements(const MPI_Status& s, std::size_t basic, call_site where) const {
+    MPI_Count n = 0;
+    check(MPI_Get_elements_x(&s, type_, &n), "MPI_Get_elements_x", where);
+    const auto b = static_cast<MPI_Count>(basic);
+    if (n == MPI_UNDEFINED || n < 0 || n % b != 0) {
+      throw_mpi(MPI_ERR_TYPE, "unimem::mpi::recv", where,
+                "the message is not a whole number of elements of the receive range");
+    }
+    return static_cast<std::size_t>(n / b);
+  }
 
  private:
   MPI_Datatype type_ = MPI_DATATYPE_NULL;

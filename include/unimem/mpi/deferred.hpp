@@ -1,73 +1,74 @@
-// unimem::mpi: sends whose MPI message waits for the GPU. isend() on a stream queues what must
-// happen before MPI may read the range (the copy out to pinned memory, or the stream's own work)
-// and returns; the MPI_Isend is posted once that work is done. Internal, except flush().
 /// @file
-/// @brief unimem::mpi::flush() and the deferred sends behind isend() (internal).
+/// @brief unimem::mpi::flush() and the deferred sends behind isend() (internal): isend() on a
+/// stream queues what must happen before MPI may read the range (the copy out to pinned memory,
+/// or the stream's own work) and returns; its MPI_Isend is posted once that work is done.
 #pragma once
 
 #include <mpi.h>
 
 #include "../unimem.hpp"
+#include "../detail/atomic.hpp"
 #include "error.hpp"
 
 #include <cstddef>
 #include <mutex>
+#include <utility>
 
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
 
 namespace detail {
 
-namespace be = ::unimem::detail::backend;
+namespace backend = ::unimem::detail::backend;
 
-/// A send whose MPI_Isend waits for an event: owned by its request (a stable address), listed
-/// in the process's queue of deferred sends until it is posted or withdrawn.
+/// A send whose MPI_Isend waits for an event: owned by a deferred_handle (a stable address),
+/// listed in the process's queue of deferred sends until it is posted or withdrawn.
 struct deferred_send {
-  const void* buffer = nullptr;
-  int count = 0;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  int dest = MPI_PROC_NULL;
-  int tag = 0;
-  MPI_Comm comm = MPI_COMM_NULL;
-  be::event_handle ready = nullptr;  // recorded after the work MPI must wait for
-  int device = -1;                   // the event's device (events go back to a cache per device)
+  const void* buffer;
+  int count;
+  MPI_Datatype type;
+  int dest;
+  int tag;
+  MPI_Comm comm;
+  backend::event_handle ready;  // recorded after the work MPI must wait for
+  int device;                   // the event's device (events go back to a cache per device)
   MPI_Request request = MPI_REQUEST_NULL;
-  bool posted = false;
-  int code = MPI_SUCCESS;  // MPI_Isend's result, once posted
-  deferred_send* next = nullptr;  // the queue's links, while listed
+  int code = MPI_SUCCESS;                          // MPI_Isend's result, once posted
+  ::unimem::detail::atomic_cell<int> posted{0};  // set after request and code
+  deferred_send* next = nullptr;                   // the queue's links, while listed
   deferred_send* prev = nullptr;
   bool listed = false;
 };
 
 /// The deferred sends of the process, in the order their isend() calls were made (MPI's
 /// non-overtaking rule: a send is posted only after every earlier one to the same peer on the
-/// same communicator), and a cache of the events they use. Not keyed by address; one per
-/// shared library that uses unimem::mpi (order across two libraries is each library's own: see
-/// docs/distributed.md).
+/// same communicator), and a cache of the events they use; one mutex guards both. Not keyed by
+/// address; one per shared library that uses unimem::mpi (order across two libraries is each
+/// library's own: see docs/distributed.md).
 class deferred_queue {
  public:
   /// An event of device d from the cache, or a new one; null when the runtime refuses.
-  be::event_handle take_event(int d) noexcept {
+  backend::event_handle take_event(int d) noexcept {
     {
       const std::lock_guard<std::mutex> g(mutex_);
       for (std::size_t i = 0; i < cached_; ++i) {
         if (events_[i].device == d) {
-          const be::event_handle e = events_[i].event;
+          const backend::event_handle e = events_[i].event;
           events_[i] = events_[--cached_];
           return e;
         }
       }
     }
-    be::event_handle e = nullptr;
-    const be::result r = be::event_create(&e, false);
-    if (r.code != be::success) {
-      be::forget_if_last(r.code);
+    backend::event_handle e = nullptr;
+    const backend::result r = backend::event_create(&e, false);
+    if (r.code != backend::success) {
+      backend::forget_if_last(r.code);
       return nullptr;
     }
     return e;
   }
   /// Gives an event back to the cache (64 kept at most; the rest destroyed).
-  void give_event(be::event_handle e, int d) noexcept {
+  void give_event(backend::event_handle e, int d) noexcept {
     if (e == nullptr) return;
     {
       const std::lock_guard<std::mutex> g(mutex_);
@@ -76,10 +77,11 @@ class deferred_queue {
         return;
       }
     }
-    (void)be::event_destroy(e);
+    (void)backend::event_destroy(e);
   }
 
-  /// Lists s (its event recorded) after every send listed before.
+  /// Lists s (its event recorded) after every send listed before, and posts it at once if the
+  /// work before it (and before every earlier send to its peer) is done.
   void add(deferred_send* s) noexcept {
     const std::lock_guard<std::mutex> g(mutex_);
     s->prev = tail_;
@@ -87,6 +89,8 @@ class deferred_queue {
     (tail_ != nullptr ? tail_->next : head_) = s;
     tail_ = s;
     s->listed = true;
+    listed_.fetch_add(1);
+    (void)post_listed(s->comm, s->dest, s, false);
   }
   /// Removes s unposted (a cancelled request: nothing is sent).
   void withdraw(deferred_send* s) noexcept {
@@ -97,11 +101,19 @@ class deferred_queue {
   /// Posts listed sends in the order they were listed: those to (comm, dest), or every one
   /// when comm is MPI_COMM_NULL; with `upto`, only up to and including upto (nothing once upto
   /// is posted). blocking: waits for each one's event; otherwise stops at the first whose work
-  /// is not done. The lock is held throughout, so that sends are posted in the listed order and
-  /// the owner of a send never frees it while another thread posts it.
+  /// is not done. With none listed, one flag is read and nothing locked (a message of send() or
+  /// recv() comes this way).
   /// @return whether every send it had to post is posted.
   bool post(MPI_Comm comm, int dest, const deferred_send* upto, bool blocking) noexcept {
+    if (listed_.load() == 0) return true;
     const std::lock_guard<std::mutex> g(mutex_);
+    return post_listed(comm, dest, upto, blocking);
+  }
+
+ private:
+  // The lock is held throughout, so that sends are posted in the listed order and the owner of
+  // a send never frees it while another thread posts it.
+  bool post_listed(MPI_Comm comm, int dest, const deferred_send* upto, bool blocking) noexcept {
     for (;;) {
       if (upto != nullptr && !upto->listed) return true;
       deferred_send* s = head_;
@@ -109,34 +121,35 @@ class deferred_queue {
         s = s->next;
       }
       if (s == nullptr) return true;
-      const be::result r = blocking ? be::event_synchronize(s->ready) : be::event_query(s->ready);
-      if (!blocking && r.code == be::error_not_ready) return false;
+      const backend::result r =
+          blocking ? backend::event_synchronize(s->ready) : backend::event_query(s->ready);
+      if (!blocking && r.code == backend::error_not_ready) return false;
       // A failed event (a fault of the GPU) posts the message anyway: the request's owner
       // meets the GPU's error at its own next synchronisation.
-      if (r.code != be::success) be::forget_if_last(r.code);
+      if (r.code != backend::success) backend::forget_if_last(r.code);
       unlink(s);
       s->code = MPI_Isend(s->buffer, s->count, s->type, s->dest, s->tag, s->comm, &s->request);
-      s->posted = true;
+      s->posted.store(1);
       if (s == upto) return true;
     }
   }
-
- private:
   void unlink(deferred_send* s) noexcept {
     if (!s->listed) return;
     (s->prev != nullptr ? s->prev->next : head_) = s->next;
     (s->next != nullptr ? s->next->prev : tail_) = s->prev;
     s->next = s->prev = nullptr;
     s->listed = false;
+    listed_.fetch_add(static_cast<std::size_t>(-1));
   }
 
   static constexpr std::size_t cache_size = 64;
   struct cached_event {
-    be::event_handle event;
+    backend::event_handle event;
     int device;
   };
   deferred_send* head_ = nullptr;
   deferred_send* tail_ = nullptr;
+  ::unimem::detail::atomic_cell<std::size_t> listed_{0};  // read without the lock
   cached_event events_[cache_size] = {};
   std::size_t cached_ = 0;
   std::mutex mutex_;
@@ -146,6 +159,66 @@ inline deferred_queue& deferred() {
   static deferred_queue* q = new deferred_queue();  // never destroyed: requests destroyed at
   return *q;                                        // exit time still find it
 }
+
+/// A request's deferred send, owned and move-only: listed from start() until it is posted or
+/// withdrawn. Destroyed unposted, it is withdrawn (nothing is sent).
+class deferred_handle {
+ public:
+  deferred_handle() noexcept = default;
+  deferred_handle(deferred_handle&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  deferred_handle& operator=(deferred_handle&& o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~deferred_handle() { (void)withdraw(); }
+
+  /// Lists a send of (buffer, count, type) to (dest, tag, comm) behind an event recorded on s,
+  /// posted at once if the work before it is done. False, and nothing listed, where no event
+  /// can be recorded on s (a stream of another device than the current one).
+  bool start(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+             stream_ref s, call_site where) {
+    const int d = ::unimem::detail::current_device_id(where);
+    const backend::event_handle e = deferred().take_event(d);
+    if (e == nullptr) return false;
+    const backend::result r = backend::event_record(e, s.get());
+    if (r.code != backend::success) {
+      backend::forget_if_last(r.code);
+      deferred().give_event(e, d);
+      return false;
+    }
+    p_ = new deferred_send{buffer, count, type, dest, tag, comm, e, d};
+    deferred().add(p_);
+    return true;
+  }
+  /// True while a send is held.
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+  /// Posts the send (after the earlier ones to its peer) if the GPU work before it is done.
+  /// @return whether it is posted (true with none held).
+  bool post() noexcept { return p_ == nullptr || deferred().post(p_->comm, p_->dest, p_, false); }
+  /// True once the held send is posted.
+  bool posted() const noexcept { return p_ != nullptr && p_->posted.load() != 0; }
+  /// Empties the handle: the send is withdrawn, unsent, unless it was posted; freed once the
+  /// GPU work before it is done (a copy into the staging block may still be queued).
+  /// @return its MPI request if it was posted (its MPI_Isend's result in *code), else
+  /// MPI_REQUEST_NULL.
+  MPI_Request withdraw(int* code = nullptr) noexcept {
+    if (p_ == nullptr) return MPI_REQUEST_NULL;
+    if (!posted()) deferred().withdraw(p_);  // under the queue's lock: posted() is final then
+    const bool sent = posted();
+    if (!sent) {
+      const backend::result w = backend::event_synchronize(p_->ready);
+      if (w.code != backend::success) backend::forget_if_last(w.code);
+    }
+    if (code != nullptr) *code = sent ? p_->code : MPI_SUCCESS;
+    const MPI_Request r = sent ? p_->request : MPI_REQUEST_NULL;
+    deferred().give_event(p_->ready, p_->device);
+    delete std::exchange(p_, nullptr);
+    return r;
+  }
+
+ private:
+  deferred_send* p_ = nullptr;
+};
 
 }  // namespace detail
 

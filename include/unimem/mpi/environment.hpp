@@ -1,6 +1,6 @@
-// unimem::mpi: MPI for a program's lifetime (environment), the rank's index on its node and its GPU.
 /// @file
-/// @brief unimem::mpi::environment, local_rank() and use_local_device().
+/// @brief unimem::mpi::environment (MPI for a program's lifetime), local_rank() and
+/// use_local_device().
 #pragma once
 
 #include <mpi.h>

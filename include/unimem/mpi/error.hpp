@@ -1,7 +1,7 @@
-// unimem::mpi: A failed MPI call: unimem::mpi::error (MPI's code, class and message, the call and the
-// caller's file:line), and the checks every unimem::mpi call makes.
 /// @file
-/// @brief unimem::mpi::error, a failed MPI call as a std::runtime_error and a unimem::error.
+/// @brief unimem::mpi::error, a failed MPI call (MPI's code, class and message, the call and
+/// the caller's file:line) as a std::runtime_error and a unimem::error; the checks every
+/// unimem::mpi call makes.
 #pragma once
 
 #include <mpi.h>
@@ -9,6 +9,7 @@
 #include "../argument_error.hpp"
 #include "../config.hpp"
 #include "../error.hpp"
+#include "../detail/atomic.hpp"
 #include "../detail/fixed_text.hpp"
 
 #include <stdexcept>
@@ -73,14 +74,31 @@ namespace detail {
 inline void check(int code, const char* call, call_site where, const char* context = "") {
   if (code != MPI_SUCCESS) throw_mpi(code, call, where, context);
 }
+/// Whether MPI is initialised and not finalised, as last seen: set by the first check that finds
+/// it so, cleared at the start of MPI_Finalize (which deletes the attributes of MPI_COMM_SELF
+/// first), so that a message reads one flag instead of asking MPI twice.
+inline ::unimem::detail::atomic_cell<int>& mpi_live() noexcept {
+  static ::unimem::detail::atomic_cell<int> live{0};
+  return live;
+}
 /// MPI_Initialized and not yet MPI_Finalized: the calls below need it.
 inline void require_initialized(const char* what) {
+  if (mpi_live().load() != 0) return;
   int init = 0, fin = 0;
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
   if (init == 0 || fin != 0) {
-    unimem::detail::throw_refused<unimem::invalid_argument>(unimem::detail::refusal(what).append(": MPI is not initialised (call MPI_Init or make a "
-                                      "unimem::mpi::environment first)"));
+    unimem::detail::throw_refused<unimem::invalid_argument>(unimem::detail::refusal(what).append(
+        ": MPI is not initialised (call MPI_Init or make a unimem::mpi::environment first)"));
+  }
+  MPI_Comm_delete_attr_function* const on_finalize = [](MPI_Comm, int, void*, void*) {
+    mpi_live().store(0);
+    return MPI_SUCCESS;
+  };
+  int key = MPI_KEYVAL_INVALID;
+  if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &key, nullptr) == MPI_SUCCESS &&
+      MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr) == MPI_SUCCESS) {
+    mpi_live().store(1);  // otherwise asked again next time
   }
 }
 }  // namespace detail

@@ -1,15 +1,19 @@
-// unimem::mpi: The decision of how a range reaches MPI, as pure functions (host-tested in CI): its memory,
-// the GPU awareness and the managed policy choose direct, staged or via the host.
 /// @file
-/// @brief unimem::mpi::memory, path and choose_path(): how a range reaches MPI.
+/// @brief How and when a range reaches MPI. How: unimem::mpi::memory, path and choose_path()
+/// (its memory, the GPU awareness and the managed policy choose direct, staged or via the
+/// host; pure functions, host-tested in CI). When: ordering and host_ready (after the work of
+/// a stream, of every GPU, or of nothing).
 #pragma once
 
 #include <mpi.h>
 
 #include "../config.hpp"
+#include "../stream_ref.hpp"
 #include "settings.hpp"
 
 #include <string>
+#include <type_traits>
+#include <utility>
 
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
@@ -67,6 +71,52 @@ constexpr path choose_path(memory m, bool gpu_aware, managed_path policy,
   }
   return managed_on_host ? path::direct : path::staged;
 }
+
+/// @brief The type of unimem::mpi::host_ready.
+struct host_ready_t {
+  /// @brief Made only as unimem::mpi::host_ready.
+  explicit constexpr host_ready_t() noexcept = default;
+};
+
+/// @brief Passed where a call takes a stream: "no GPU work still reads or writes this range; MPI
+/// may touch it now". The call waits for no stream and no device, as raw `MPI_Send` /
+/// `MPI_Recv` do: for host memory (pageable, pinned, managed) MPI gets the range at once;
+/// device memory (without GPU-aware MPI) is still staged, by a copy on the default stream that
+/// the call waits for. Saying it of a range that a kernel still uses is a data race.
+/// @code
+///   s.synchronize();                              // the kernels that wrote `halo` are done
+///   unimem::mpi::send(halo, peer, tag, MPI_COMM_WORLD, unimem::mpi::host_ready);
+/// @endcode
+inline constexpr host_ready_t host_ready{};
+
+/// @brief What a unimem::mpi call waits for before MPI touches a range, given where the calls
+/// take one: a stream (its queued work; staging copies run on it), nothing (`{}`: every GPU's
+/// work, except for pageable memory), or unimem::mpi::host_ready (nothing at all). Converts from
+/// unimem::stream, stream_ref and the runtime's stream handle.
+class ordering {
+ public:
+  /// @brief No stream: the call waits for every GPU's work (except for pageable memory).
+  constexpr ordering() noexcept = default;
+  /// @brief The work queued on stream `s` (a unimem::stream, a stream_ref or a native handle).
+  template <class S, std::enable_if_t<std::is_convertible<S&&, stream_ref>::value, int> = 0>
+  constexpr ordering(S&& s) noexcept : stream_(std::forward<S>(s)) {}  // NOLINT: converts
+  /// @brief Nothing: the range is ready (unimem::mpi::host_ready).
+  constexpr ordering(host_ready_t) noexcept : ready_(true) {}  // NOLINT: converts
+
+  /// @brief The stream whose work comes first and on which staging copies run (the default
+  /// stream without one).
+  [[nodiscard]] constexpr stream_ref stream() const noexcept { return stream_; }
+  /// @brief True for host_ready.
+  [[nodiscard]] constexpr bool host_ready() const noexcept { return ready_; }
+  /// @brief True without a stream and without host_ready: every GPU's work comes first.
+  [[nodiscard]] constexpr bool every_gpu() const noexcept {
+    return !ready_ && stream_.is_default();
+  }
+
+ private:
+  stream_ref stream_{};
+  bool ready_ = false;
+};
 
 }  // namespace mpi
 UNIMEM_END_NAMESPACE

@@ -1,6 +1,6 @@
-// unimem::mpi: unimem::mpi::request (a pending isend() or irecv(), RAII), its status, and wait_all().
 /// @file
-/// @brief unimem::mpi::request and status: a pending non-blocking operation, move-only.
+/// @brief unimem::mpi::request (a pending isend() or irecv(), move-only; the send and receive
+/// paths are its constructors), status and wait_all().
 #pragma once
 
 #include <mpi.h>
@@ -21,23 +21,7 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
 
-/// @cond INTERNAL
-namespace detail {
-/// When a send's MPI message goes out.
-enum class posting {
-  /// isend(): it may wait for the stream's work after the call returns (an event and the
-  /// queue of deferred sends).
-  deferrable,
-  /// sendrecv(): the stream is synchronised and the message posted here (MPI_Isend), as
-  /// hand-written staging does, without the event and the deferred queue (their bookkeeping
-  /// cost 2-3 us a message).
-  now,
-  /// send(): as `now`, by a blocking MPI_Send, which completes the request (what raw code
-  /// calls: no request of MPI's own to allocate and wait for).
-  blocking,
-};
-}  // namespace detail
-/// @endcond
+class request;
 
 /// @brief What a recv() got: its source, tag and element count.
 struct status {
@@ -48,6 +32,51 @@ struct status {
   /// @brief Elements received.
   std::size_t count = 0;
 };
+
+/// @cond INTERNAL
+namespace detail {
+/// When an operation's MPI call is made.
+enum class posting {
+  /// isend(): once the GPU work before the message is done, which may be after the call
+  /// returns (an event and the queue of deferred sends). A receive is posted at once.
+  deferrable,
+  /// sendrecv(), irecv(): posted here (MPI_Isend, MPI_Irecv); a send waits for its stream
+  /// first, without the event and the deferred queue (their bookkeeping cost 2-3 us a message).
+  now,
+  /// send(), recv(): by the blocking call (MPI_Send, MPI_Recv), which completes the request
+  /// before it returns: the calls raw code makes, with no MPI request to allocate and wait for.
+  blocking,
+};
+/// Selects request's constructor of a send or of a receive.
+struct send_t {};
+struct receive_t {};
+
+/// What a request owns but its deferred send: the MPI request, the range and how it travels.
+struct operation {
+  MPI_Request req = MPI_REQUEST_NULL;
+  message_type type;
+  staging block;  // the pinned staging block of a staged range
+  status st;
+  bool pending = false;
+  bool receive = false;
+  path route = path::direct;
+  unsigned char* data = nullptr;  // the user's range
+  std::size_t element_size = 1;
+  std::size_t basic_per_element = 1;  // MPI basic elements in one element (MPI_Get_elements_x)
+  ordering order{};
+  optional_location back{};  // via_host receives: where to prefetch the range afterwards
+};
+
+/// wait_all's first argument: the request, and the caller's file and line, filled in by the
+/// compiler where the request converts (a defaulted parameter cannot follow wait_all's pack).
+struct first_request {
+  first_request(request& r, call_site w = call_site::current()) noexcept  // NOLINT: converts
+      : req(r), where(w) {}
+  request& req;
+  call_site where;
+};
+}  // namespace detail
+/// @endcond
 
 /// @brief A pending non-blocking operation (isend(), irecv()), move-only. wait() completes it;
 /// a request destroyed while pending is completed by its destructor (it cannot be dropped and
@@ -74,24 +103,15 @@ class request {
   /// @brief Completes a pending operation; an error is written to stderr, since a destructor
   /// cannot throw.
   ~request() {
-    if (pending()) {
-      try {
-        (void)wait();
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "unimem::mpi::request destroyed while pending: %s\n", e.what());
-      }
-    }
-    if (deferred_ != nullptr) {  // only where wait() failed before it took the send over
-      detail::deferred().withdraw(deferred_);
-      release_deferred();
+    if (!pending()) return;
+    try {
+      (void)wait();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "unimem::mpi::request destroyed while pending: %s\n", e.what());
     }
   }
   /// @brief Swaps two requests.
   void swap(request& o) noexcept {
-    std::swap(req_, o.req_);
-    std::swap(type_, o.type_);
-    std::swap(staging_, o.staging_);
-    std::swap(st_, o.st_);
     std::swap(op_, o.op_);
     std::swap(deferred_, o.deferred_);
   }
@@ -105,8 +125,8 @@ class request {
   /// @throws unimem::mpi::error for MPI's failures (a message longer than the receive range:
   /// class MPI_ERR_TRUNCATE); unimem::error for the GPU's. The request is completed either way.
   status wait(call_site where = call_site::current()) {
-    if (wait_queued(where)) op_.stream.synchronize(where);
-    return st_;
+    if (wait_queued(where)) op_.order.stream().synchronize(where);
+    return op_.st;
   }
 
   /// @brief Gives the operation up: a receive's message is cancelled (MPI_Cancel), a send is
@@ -114,12 +134,8 @@ class request {
   /// waiting could block for ever (the peer failed). Never throws.
   void cancel() noexcept {
     if (!pending()) return;
-    if (deferred_ != nullptr) {
-      detail::deferred().withdraw(deferred_);  // nothing is sent if it was not posted
-      req_ = deferred_->posted ? deferred_->request : MPI_REQUEST_NULL;
-      release_deferred();  // after its copy: the staging block may go back to the pool
-    }
-    detail::abandon(req_, op_.direction == kind::recv);
+    if (deferred_) op_.req = deferred_.withdraw();  // nothing is sent if it was not posted
+    detail::abandon(op_.req, op_.receive);
     op_.pending = false;
   }
 
@@ -132,66 +148,145 @@ class request {
     // Progress for every deferred send whose GPU work is done, not only this request's: a
     // loop that tests a receive may be waiting for the answer to one of them.
     (void)detail::deferred().post(MPI_COMM_NULL, 0, nullptr, false);
-    if (deferred_ != nullptr &&
-        !detail::deferred().post(deferred_->comm, deferred_->dest, deferred_, false)) {
-      return false;  // the GPU work before the message (or an earlier one's) is not done
-    }
+    if (!deferred_.post()) return false;  // its GPU work (or an earlier send's) is not done
     adopt_deferred(where);
     int flag = 0;
     MPI_Status s;
-    const int code = MPI_Test(&req_, &flag, &s);
+    const int code = MPI_Test(&op_.req, &flag, &s);
     if (code == MPI_SUCCESS && flag == 0) return false;
-    complete(code, s, "MPI_Test", where);
+    (void)complete(code, s, "MPI_Test", where);
     return true;
   }
 
+  /// @cond INTERNAL
+  /// The send path (isend, send, sendrecv): sp to dest once the work `o` names is done, posted
+  /// as `when` says. Nothing throws once an MPI request is pending.
+  template <class T>
+  request(detail::send_t, const detail::span<const T>& sp, int dest, int tag, MPI_Comm comm,
+          ordering o, detail::posting when, call_site where) {
+    detail::require_initialized("unimem::mpi::isend");
+    if (dest == MPI_PROC_NULL) return;  // nothing is sent: complete at once, as in MPI
+    start(sp, o, where);
+    op_.st = status{dest, tag, sp.size};
+    const std::size_t bytes = sp.size * sizeof(T);
+    const stream_ref s = o.stream();
+    // isend on a stream: the message may wait for the stream's work after this call returns.
+    const bool may_defer = when == detail::posting::deferrable && !s.is_default();
+    if (op_.route == path::staged) {  // one copy out in stream order, then one message
+      if (bytes > 0) {
+        op_.block = detail::staging(bytes, where);
+        detail::settle_for_copies(o, where);
+        detail::copy_in_order(op_.block.get(), op_.data, bytes, s, where);
+      }
+      if (may_defer && defer(dest, tag, comm, where)) return;
+      s.synchronize(where);
+    } else if (op_.route == path::via_host) {
+      (void)ready_for_host(view<const T>(sp.data, sp.size), s, where);
+    } else if (may_defer && sp.kind != memory::pageable) {
+      if (defer(dest, tag, comm, where)) return;  // MPI reads the range once s's work is done
+      s.synchronize(where);
+    } else {
+      detail::settle(sp.kind, o, where);
+    }
+    (void)detail::deferred().post(comm, dest, nullptr, true);  // earlier sends to dest first
+    if (when == detail::posting::blocking) {  // MPI_Send: complete when it returns
+      detail::check(MPI_Send(buffer(), op_.type.count(), op_.type.type(), dest, tag, comm),
+                    "MPI_Send", where);
+      return;
+    }
+    detail::check(
+        MPI_Isend(buffer(), op_.type.count(), op_.type.type(), dest, tag, comm, &op_.req),
+        "MPI_Isend", where);
+    op_.pending = true;
+  }
+
+  /// The receive path (irecv, recv, sendrecv): into sp from source, after the work `o` names
+  /// (MPI writes at once), posted as `when` says; a blocking one returns complete.
+  template <class T>
+  request(detail::receive_t, const detail::span<T>& sp, int source, int tag, MPI_Comm comm,
+          ordering o, detail::posting when, call_site where) {
+    static_assert(!std::is_const<T>::value, "unimem::mpi: a receive range must not be const");
+    detail::require_initialized("unimem::mpi::irecv");
+    op_.receive = true;
+    op_.st = status{source, tag, 0};
+    if (source == MPI_PROC_NULL) {  // nothing arrives: complete at once, as in MPI
+      op_.st.tag = MPI_ANY_TAG;
+      return;
+    }
+    start(sp, o, where);
+    const std::size_t bytes = sp.size * sizeof(T);
+    if (op_.route == path::staged) {  // MPI writes the block; complete() copies it in
+      if (bytes > 0) op_.block = detail::staging(bytes, where);
+    } else if (op_.route == path::via_host) {
+      if (bytes > 0) {
+        const view<T> v(sp.data, sp.size);
+        op_.back = last_prefetch_location(v, where);
+        (void)ready_for_host(v, o.stream(), where);
+      }
+    } else {
+      detail::settle(sp.kind, o, where);  // no GPU work still reads what MPI will overwrite
+    }
+    if (when == detail::posting::blocking) {
+      flush();  // the peer may be waiting for a deferred send of this process
+      MPI_Status s;
+      const int code =
+          MPI_Recv(buffer(), op_.type.count(), op_.type.type(), source, tag, comm, &s);
+      (void)complete(code, s, "MPI_Recv", where);
+      return;
+    }
+    detail::check(
+        MPI_Irecv(buffer(), op_.type.count(), op_.type.type(), source, tag, comm, &op_.req),
+        "MPI_Irecv", where);
+    op_.pending = true;
+  }
+  /// @endcond
+
  private:
-  enum class kind {
-    send,  ///< isend()
-    recv,  ///< irecv()
-  };
-  struct operation {
-    bool pending = false;
-    kind direction = kind::send;
-    path route = path::direct;
-    unsigned char* data = nullptr;  // the user's range
-    std::size_t count = 0;          // elements of the range
-    std::size_t element_size = 1;
-    std::size_t basic_per_element = 1;  // MPI basic elements in one element (MPI_Get_elements_x)
-    stream_ref stream{};
-    optional_location back{};  // via_host receives: where to prefetch the range afterwards
-  };
+  template <class... Rest>
+  friend void wait_all(detail::first_request first, Rest&... rest);
 
+  /// What the send and receive paths share: the operation's description and its MPI datatype.
   template <class T>
-  friend request isend_impl(const detail::span<const T>&, int, int, MPI_Comm, stream_ref,
-                            call_site, detail::posting);
-  template <class T>
-  friend request irecv_impl(const detail::span<T>&, int, int, MPI_Comm, stream_ref, call_site,
-                            bool);
-
-  /// What isend_impl and irecv_impl share: the operation's description and its MPI datatype.
-  template <class T>
-  void start(kind k, const detail::span<T>& sp, stream_ref s, call_site where) {
+  void start(const detail::span<T>& sp, ordering o, call_site where) {
     using U = std::remove_cv_t<T>;
-    op_.direction = k;
-    op_.route = detail::path_of(sp, where);
+    op_.route = detail::path_of(sp, o.host_ready(), where);
     op_.data = reinterpret_cast<unsigned char*>(const_cast<U*>(sp.data));
-    op_.count = sp.size;
     op_.element_size = sizeof(U);
     op_.basic_per_element = detail::builtin_datatype<U>::value ? 1 : sizeof(U);
-    op_.stream = s;
-    type_ = detail::message_type(datatype<U>(where), sp.size, where);
+    op_.order = o;
+    op_.type = detail::message_type(datatype<U>(where), sp.size, where);
   }
 
   /// Where MPI reads or writes: the staging buffer, or the range itself.
   unsigned char* buffer() const noexcept {
-    return op_.route == path::staged ? staging_.get() : op_.data;
+    return op_.route == path::staged ? op_.block.get() : op_.data;
   }
 
-  template <class... Requests>
-  friend void wait_all(Requests&... rs);
+  /// Defers this send's MPI_Isend until the work now queued on the stream is done; false when
+  /// no event could be recorded there (nothing deferred).
+  bool defer(int dest, int tag, MPI_Comm comm, call_site where) {
+    if (!deferred_.start(buffer(), op_.type.count(), op_.type.type(), dest, tag, comm,
+                         op_.order.stream(), where)) {
+      return false;
+    }
+    op_.pending = true;
+    adopt_deferred(where);  // posted already if the work was done
+    return true;
+  }
 
-  /// wait() up to the staged copy in, which is queued on op_.stream and not waited for.
+  /// A deferred send that has been posted (by anyone): its MPI request becomes this request's.
+  /// @throws unimem::mpi::error when its MPI_Isend failed (the request is then complete).
+  void adopt_deferred(call_site where) {
+    if (!deferred_.posted()) return;
+    int code = MPI_SUCCESS;
+    op_.req = deferred_.withdraw(&code);
+    if (code != MPI_SUCCESS) {
+      op_.pending = false;
+      detail::throw_mpi(code, "MPI_Isend", where, "sending");
+    }
+  }
+
+  /// wait() up to the staged copy in, which is queued on the stream and not waited for.
   /// @return whether that stream must still be synchronised before the data is in place.
   bool wait_queued(call_site where) {
     if (!pending()) return false;
@@ -200,170 +295,79 @@ class request {
     flush();
     adopt_deferred(where);
     MPI_Status s;
-    const int code = MPI_Wait(&req_, &s);
+    const int code = MPI_Wait(&op_.req, &s);
     return complete(code, s, "MPI_Wait", where, false);
   }
 
-  /// After MPI_Wait or MPI_Test said the message is done (or failed): a receive's count, its
-  /// staged copy in (waited for when wait_for_copy), its prefetch back. The request is
-  /// complete whatever happens. @return whether a copy in is queued and not waited for.
+  /// After MPI said the message is done (or failed): a receive's count, its staged copy in
+  /// (waited for when wait_for_copy), its prefetch back. The request is complete whatever
+  /// happens. @return whether a copy in is queued and not waited for.
   bool complete(int code, const MPI_Status& s, const char* call, call_site where,
                 bool wait_for_copy = true) {
     op_.pending = false;
-    if (code != MPI_SUCCESS) {
-      // MPI_ERR_IN_STATUS cannot come from a single request; the status holds no more.
-      detail::throw_mpi(code, call, where,
-                        op_.direction == kind::recv ? "receiving into the range" : "sending");
+    if (code != MPI_SUCCESS) {  // not MPI_ERR_IN_STATUS: one request, the status holds no more
+      detail::throw_mpi(code, call, where, op_.receive ? "receiving into the range" : "sending");
     }
-    if (op_.direction == kind::send) return false;
-    st_.source = s.MPI_SOURCE;
-    st_.tag = s.MPI_TAG;
-    MPI_Count elements = 0;
-    detail::check(MPI_Get_elements_x(&s, type_.type(), &elements), "MPI_Get_elements_x", where);
-    const auto basic = static_cast<MPI_Count>(op_.basic_per_element);
-    if (elements == MPI_UNDEFINED || elements < 0 || elements % basic != 0) {
-      detail::throw_mpi(MPI_ERR_TYPE, "unimem::mpi::recv", where,
-                        "the message is not a whole number of elements of the receive range");
-    }
-    st_.count = static_cast<std::size_t>(elements / basic);
-    const std::size_t bytes = st_.count * op_.element_size;
-    bool queued = false;
-    if (op_.route == path::staged && bytes > 0) {
-      detail::settle_for_copies(op_.stream, where);  // no GPU work still uses the range
-      detail::copy_in_order(op_.data, staging_.get(), bytes, op_.stream, where);
-      queued = true;
-    }
+    if (!op_.receive) return false;
+    op_.st.source = s.MPI_SOURCE;
+    op_.st.tag = s.MPI_TAG;
+    op_.st.count = op_.type.elements(s, op_.basic_per_element, where);
+    const std::size_t bytes = op_.st.count * op_.element_size;
+    const stream_ref stream = op_.order.stream();
     if (op_.route == path::via_host && op_.back.has_value() && op_.back->is_device() &&
         bytes > 0) {
-      (void)prefetch(view<unsigned char>(op_.data, bytes), *op_.back, op_.stream, where);
+      (void)prefetch(view<unsigned char>(op_.data, bytes), *op_.back, stream, where);
     }
-    if (queued && wait_for_copy) {
-      op_.stream.synchronize(where);
-      return false;
-    }
-    return queued;
+    if (op_.route != path::staged || bytes == 0) return false;
+    detail::settle_for_copies(op_.order, where);  // no GPU work still uses the range
+    detail::copy_in_order(op_.data, op_.block.get(), bytes, stream, where);
+    if (!wait_for_copy) return true;
+    stream.synchronize(where);
+    return false;
   }
 
-  /// Defers this send's MPI_Isend until the work now queued on s is done (an event recorded
-  /// on s); posts it at once if that work is already done. False when no event could be
-  /// recorded on s (a stream of another device than the current one): nothing deferred.
-  bool defer_send(stream_ref s, int dest, int tag, MPI_Comm comm, call_site where) {
-    const int d = ::unimem::detail::current_device_id(where);
-    detail::deferred_send* const p = new detail::deferred_send();
-    const detail::be::event_handle e = detail::deferred().take_event(d);
-    if (e == nullptr) {
-      delete p;
-      return false;
-    }
-    const detail::be::result r = detail::be::event_record(e, s.get());
-    if (r.code != detail::be::success) {
-      detail::be::forget_if_last(r.code);
-      detail::deferred().give_event(e, d);
-      delete p;
-      return false;
-    }
-    p->buffer = buffer();
-    p->count = type_.count();
-    p->type = type_.type();
-    p->dest = dest;
-    p->tag = tag;
-    p->comm = comm;
-    p->ready = e;
-    p->device = d;
-    deferred_ = p;
-    detail::deferred().add(p);
-    op_.pending = true;
-    (void)detail::deferred().post(comm, dest, p, false);  // at once if the work is done
-    adopt_deferred(where);
-    return true;
-  }
-
-  /// Posts this send now (earlier deferred sends to the same peer first: MPI's order). With
-  /// `blocking`, by MPI_Send, which completes the request before it returns.
-  void post_send(int dest, int tag, MPI_Comm comm, bool blocking, call_site where) {
-    (void)detail::deferred().post(comm, dest, nullptr, true);
-    if (blocking) {
-      detail::check(MPI_Send(buffer(), type_.count(), type_.type(), dest, tag, comm), "MPI_Send",
-                    where);
-      return;  // complete: op_.pending stays false
-    }
-    detail::check(MPI_Isend(buffer(), type_.count(), type_.type(), dest, tag, comm, &req_),
-                  "MPI_Isend", where);
-    op_.pending = true;
-  }
-
-  /// Receives this request's message now by a blocking MPI_Recv, after every deferred send of
-  /// the process (the peer may be waiting for one of them, as in wait()); then completes the
-  /// request (a staged receive's copy in waited for).
-  void receive_now(int source, int tag, MPI_Comm comm, call_site where) {
-    flush();
-    op_.pending = true;  // complete() ends it, whatever MPI_Recv says
-    MPI_Status s;
-    const int code = MPI_Recv(buffer(), type_.count(), type_.type(), source, tag, comm, &s);
-    (void)complete(code, s, "MPI_Recv", where);
-  }
-
-  /// A deferred send that has been posted (by anyone): its MPI request becomes this request's.
-  /// @throws unimem::mpi::error when its MPI_Isend failed (the request is then complete).
-  void adopt_deferred(call_site where) {
-    if (deferred_ == nullptr || !deferred_->posted) return;
-    req_ = deferred_->request;
-    const int code = deferred_->code;
-    release_deferred();
-    if (code != MPI_SUCCESS) {
-      op_.pending = false;
-      detail::throw_mpi(code, "MPI_Isend", where, "sending");
-    }
-  }
-  /// Drops the deferred send (posted or withdrawn) once the GPU work before it is done: a
-  /// copy into the staging block may still be queued when it was never posted.
-  void release_deferred() noexcept {
-    if (!deferred_->posted) {
-      const detail::be::result r = detail::be::event_synchronize(deferred_->ready);
-      if (r.code != detail::be::success) detail::be::forget_if_last(r.code);
-    }
-    detail::deferred().give_event(deferred_->ready, deferred_->device);
-    delete std::exchange(deferred_, nullptr);
-  }
-
-  MPI_Request req_ = MPI_REQUEST_NULL;
-  detail::message_type type_;
-  detail::staging staging_;
-  status st_;
-  operation op_;
-  detail::deferred_send* deferred_ = nullptr;  // owned: an isend waiting for the GPU
+  detail::operation op_;
+  detail::deferred_handle deferred_;  // destroyed first: it waits for a copy into op_.block
 };
 
 /// @brief Completes every request given (in order; each completes even when an earlier one
 /// throws, and the first exception is rethrown after all are complete). The staged receives'
 /// copies in are queued as their messages arrive and waited for together at the end, one
 /// synchronisation a stream.
-template <class... Requests>
-void wait_all(Requests&... rs) {
-  std::exception_ptr first;
-  stream_ref owed[sizeof...(Requests) > 0 ? sizeof...(Requests) : 1];
+/// @throws as request::wait(), naming the line of the wait_all call.
+template <class... Rest>
+void wait_all(detail::first_request first, Rest&... rest) {
+  static_assert(std::conjunction<std::is_same<Rest, request>...>::value,
+                "unimem::mpi::wait_all takes unimem::mpi::request objects");
+  request* const all[] = {&first.req, &rest...};
+  const call_site where = first.where;
+  std::exception_ptr failed;
+  stream_ref owed[sizeof all / sizeof all[0]];
   std::size_t streams = 0;
-  auto one = [&](request& r) {
+  for (request* r : all) {
     try {
-      if (r.wait_queued(call_site::current())) {
+      if (r->wait_queued(where)) {
+        const stream_ref s = r->op_.order.stream();
         bool known = false;
-        for (std::size_t i = 0; i < streams && !known; ++i) known = owed[i] == r.op_.stream;
-        if (!known) owed[streams++] = r.op_.stream;
+        for (std::size_t i = 0; i < streams && !known; ++i) known = owed[i] == s;
+        if (!known) owed[streams++] = s;
       }
     } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  };
-  (one(rs), ...);
-  for (std::size_t i = 0; i < streams; ++i) {
-    try {
-      owed[i].synchronize();
-    } catch (...) {
-      if (!first) first = std::current_exception();
+      if (!failed) failed = std::current_exception();
     }
   }
-  if (first) std::rethrow_exception(first);
+  for (std::size_t i = 0; i < streams; ++i) {
+    try {
+      owed[i].synchronize(where);
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
 }
+
+/// @brief wait_all() of no request: nothing to do.
+inline void wait_all() noexcept {}
 
 }  // namespace mpi
 UNIMEM_END_NAMESPACE

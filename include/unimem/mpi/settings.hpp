@@ -1,7 +1,6 @@
-// unimem::mpi: What unimem::mpi does with managed memory (settings, UNIMEM_MPI_MANAGED) and whether MPI
-// takes GPU pointers (asked at run time, UNIMEM_MPI_GPU_AWARE overrides).
 /// @file
-/// @brief unimem::mpi::settings and the GPU awareness of the MPI library.
+/// @brief unimem::mpi::settings (what it does with managed memory; UNIMEM_MPI_MANAGED) and the
+/// GPU awareness of the MPI library (asked at run time; UNIMEM_MPI_GPU_AWARE overrides).
 #pragma once
 
 #include <mpi.h>
@@ -42,20 +41,18 @@ struct settings {
 namespace detail {
 inline settings settings_from_environment() {
   settings s;
-  if (const char* m = std::getenv("UNIMEM_MPI_MANAGED")) {
-    if (std::strcmp(m, "automatic") == 0) {
-      s.managed = managed_path::automatic;
-    } else if (std::strcmp(m, "staged") == 0) {
-      s.managed = managed_path::staged;
-    } else if (std::strcmp(m, "host") == 0) {
-      s.managed = managed_path::host;
-    } else {
-      unimem::detail::throw_refused<unimem::invalid_argument>(unimem::detail::refusal("unimem::mpi: UNIMEM_MPI_MANAGED=")
-          .append(m)
-          .append(" is none of automatic, staged, host"));
+  const char* const m = std::getenv("UNIMEM_MPI_MANAGED");
+  if (m == nullptr) return s;
+  const char* const names[] = {"automatic", "staged", "host"};  // managed_path, in order
+  for (int i = 0; i < 3; ++i) {
+    if (std::strcmp(m, names[i]) == 0) {
+      s.managed = static_cast<managed_path>(i);
+      return s;
     }
   }
-  return s;
+  unimem::detail::throw_refused<unimem::invalid_argument>(
+      unimem::detail::refusal("unimem::mpi: UNIMEM_MPI_MANAGED=").append(m).append(
+          " is none of automatic, staged, host"));
 }
 inline settings& settings_storage() {
   static settings s = settings_from_environment();
@@ -75,7 +72,8 @@ inline void configure(const settings& s) { detail::settings_storage() = s; }
 struct gpu_awareness {
   /// @brief True: device and managed pointers go straight to MPI.
   bool device_pointers;
-  /// @brief Where the answer came from ("UNIMEM_MPI_GPU_AWARE=1", "MPIX_Query_cuda_support()", ...).
+  /// @brief Where the answer came from ("UNIMEM_MPI_GPU_AWARE=1", "MPIX_Query_cuda_support()",
+  /// ...).
   const char* source;
 };
 
@@ -90,7 +88,9 @@ inline gpu_awareness query_gpu_awareness() {
   if (const char* e = std::getenv("UNIMEM_MPI_GPU_AWARE")) {
     if (std::strcmp(e, "1") == 0) return {true, "UNIMEM_MPI_GPU_AWARE=1"};
     if (std::strcmp(e, "0") == 0) return {false, "UNIMEM_MPI_GPU_AWARE=0"};
-    unimem::detail::throw_refused<unimem::invalid_argument>(unimem::detail::refusal("unimem::mpi: UNIMEM_MPI_GPU_AWARE=").append(e).append(" is not 0 or 1"));
+    unimem::detail::throw_refused<unimem::invalid_argument>(
+        unimem::detail::refusal("unimem::mpi: UNIMEM_MPI_GPU_AWARE=").append(e).append(
+            " is not 0 or 1"));
   }
 #if defined(UNIMEM_DETAIL_HIP_AMD)
 #if defined(OMPI_HAVE_MPI_EXT_ROCM) && OMPI_HAVE_MPI_EXT_ROCM

@@ -1,8 +1,6 @@
-// unimem::mpi: What unimem::mpi sees of a range (its data, size and memory), the path it takes, the stream
-// order before MPI touches it, and the pinned staging buffers kept for reuse. Internal:
-// included by the headers that communicate.
 /// @file
-/// @brief unimem::mpi's ranges, their paths, and the pinned staging buffers (internal).
+/// @brief unimem::mpi's view of a range (its data, size and memory), its path, the stream order
+/// before MPI touches it, and the pinned staging buffers kept for reuse (internal).
 #pragma once
 
 #include <mpi.h>
@@ -12,6 +10,7 @@
 #include "settings.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -20,6 +19,8 @@ namespace mpi {
 
 namespace detail {
 
+namespace backend = ::unimem::detail::backend;
+
 /// A contiguous range as unimem::mpi sees it.
 template <class T>
 struct span {
@@ -27,18 +28,6 @@ struct span {
   std::size_t size;
   memory kind;
 };
-
-inline memory from_backend(::unimem::detail::backend::pointer_memory m) noexcept {
-  using pm = ::unimem::detail::backend::pointer_memory;
-  switch (m) {
-    case pm::pinned: return memory::pinned;
-    case pm::device: return memory::device;
-    case pm::managed: return memory::managed;
-    case pm::pageable:
-    case pm::unknown: break;
-  }
-  return memory::pageable;  // unknown: not memory any GPU runtime of this process made
-}
 
 template <class Kind>
 constexpr memory memory_of_kind() noexcept {
@@ -52,16 +41,31 @@ constexpr memory memory_of_kind() noexcept {
   }
 }
 
+/// The memory at p as the GPU runtime knows it; pageable when no runtime of this process made it.
 template <class T>
 memory runtime_memory_of(const T* p) noexcept {
-  if (p == nullptr) return memory::pageable;
-  return from_backend(::unimem::detail::backend::memory_of(p));
+  switch (p == nullptr ? backend::pointer_memory::unknown : backend::memory_of(p)) {
+    case backend::pointer_memory::pinned: return memory::pinned;
+    case backend::pointer_memory::device: return memory::device;
+    case backend::pointer_memory::managed: return memory::managed;
+    case backend::pointer_memory::pageable:
+    case backend::pointer_memory::unknown: break;
+  }
+  return memory::pageable;
 }
 
-/// The range r as (data, size, memory): unimem's buffers and containers that declare a memory
-/// kind at compile time; built-in arrays as pageable; views and other containers (std::vector,
-/// whose allocator may be a pmr resource of device memory) by asking the runtime, pageable when
-/// it does not know the pointer.
+/// Whether container C allocates with std::allocator: operator new, pageable host memory.
+template <class C, class = void>
+struct std_allocated : std::false_type {};
+template <class C>
+struct std_allocated<C, std::void_t<typename C::allocator_type, typename C::value_type>>
+    : std::is_same<typename C::allocator_type, std::allocator<typename C::value_type>> {};
+
+/// The range r as (data, size, memory), known at compile time where its type says it:
+/// unimem's buffers and containers that declare a memory kind; built-in arrays and containers
+/// of std::allocator (std::vector<T>) as pageable. Views and other containers (a std::pmr
+/// vector may hold device memory) by asking the runtime (about 0.1 us), pageable when it does
+/// not know the pointer.
 template <class R>
 auto span_of(R& r) {
   using C = std::remove_cv_t<std::remove_reference_t<R>>;
@@ -78,7 +82,7 @@ auto span_of(R& r) {
     auto* p = ::unimem::detail::range_data(r);
     using T = std::remove_pointer_t<decltype(p)>;
     const std::size_t n = ::unimem::detail::range_size(r);
-    if constexpr (std::is_array<C>::value) {
+    if constexpr (std::is_array<C>::value || std_allocated<C>::value) {
       return span<T>{p, n, memory::pageable};
     } else {
       return span<T>{p, n, runtime_memory_of(p)};
@@ -99,8 +103,8 @@ inline int as_int(std::size_t n) noexcept { return static_cast<int>(n); }
 /// Whether a range passed as R&& stays alive after the call: a named object, or a temporary
 /// that owns nothing (a view: trivially copyable).
 template <class R>
-constexpr bool outlives_request_v =
-    std::is_lvalue_reference<R>::value || std::is_trivially_copyable<std::remove_reference_t<R>>::value;
+constexpr bool outlives_request_v = std::is_lvalue_reference<R>::value ||
+                                    std::is_trivially_copyable<std::remove_reference_t<R>>::value;
 
 /// Whether managed memory at [p, p + bytes) lives on the host for the automatic policy (the
 /// current device's capability decides whether pages can live anywhere else).
@@ -109,49 +113,51 @@ inline bool managed_on_host(const void* p, std::size_t bytes, call_site where) {
   if (!::unimem::detail::device_migrates(::unimem::detail::current_device_id(where), where)) {
     return true;  // AMD without XNACK: managed memory is host memory the GPU maps
   }
-  namespace be = ::unimem::detail::backend;
   // Mapped (preferred location host: an intent map) or last prefetched to the host; both read
   // in one runtime call (each query is about 0.2 us, paid per message).
-  int preferred = be::no_location_id, prefetched = be::no_location_id;
-  const auto q = be::range_attribute_int_pair(&preferred, be::range_attribute::preferred_location,
-                                              &prefetched,
-                                              be::range_attribute::last_prefetch_location, p,
-                                              bytes);
-  if (q.code != be::success) {
-    be::forget_if_last(q.code);
+  int preferred = backend::no_location_id, prefetched = backend::no_location_id;
+  const auto q = backend::range_attribute_int_pair(
+      &preferred, backend::range_attribute::preferred_location, &prefetched,
+      backend::range_attribute::last_prefetch_location, p, bytes);
+  if (q.code != backend::success) {
+    backend::forget_if_last(q.code);
     return false;
   }
-  return preferred == be::host_location_id || prefetched == be::host_location_id;
+  return preferred == backend::host_location_id || prefetched == backend::host_location_id;
 }
 
+/// The path of range s; managed memory said host_ready counts as host-resident (the CPU may
+/// read it wherever its pages are), without asking the runtime.
 template <class T>
-path path_of(const span<T>& s, call_site where) {
+path path_of(const span<T>& s, bool host_ready, call_site where) {
   const bool aware = current_gpu_awareness().device_pointers;
   const managed_path policy = current_settings().managed;
-  const bool on_host = s.kind == memory::managed && !aware && policy == managed_path::automatic
-                           ? managed_on_host(s.data, s.size * sizeof(T), where)
-                           : false;
+  const bool on_host = s.kind == memory::managed && !aware && policy == managed_path::automatic &&
+                       (host_ready || managed_on_host(s.data, s.size * sizeof(T), where));
   return choose_path(s.kind, aware, policy, on_host);
 }
 
-/// Before MPI touches a range directly: the work queued on s is done; without a stream, every
-/// GPU's work (a kernel anywhere may write the range) unless the range is pageable memory.
-inline void settle(memory m, stream_ref s, call_site where) {
-  if (!s.is_default()) {
-    s.synchronize(where);
-  } else if (m != memory::pageable) {
+/// Before MPI touches a range directly: the work queued on the stream is done; without one,
+/// every GPU's work (a kernel anywhere may write the range) unless the range is pageable
+/// memory; nothing for host_ready.
+inline void settle(memory m, ordering o, call_site where) {
+  if (!o.stream().is_default()) {
+    o.stream().synchronize(where);
+  } else if (o.every_gpu() && m != memory::pageable) {
     synchronize_all_devices(where);
   }
 }
 
-/// Before staging copies queued on s: stream order covers the work on s; without a stream,
-/// every GPU's work is waited for (a kernel on a non-blocking stream may use the range).
-inline void settle_for_copies(stream_ref s, call_site where) {
-  if (s.is_default()) synchronize_all_devices(where);
+/// Before staging copies queued on o's stream: stream order covers that stream's work; without
+/// a stream, every GPU's work is waited for (a kernel on a non-blocking stream may use the
+/// range); nothing for host_ready.
+inline void settle_for_copies(ordering o, call_site where) {
+  if (o.every_gpu()) synchronize_all_devices(where);
 }
 
 // ---- pinned staging: blocks by power-of-two size, kept for reuse ----
 
+/// Free blocks in slots taken and filled by compare-and-exchange: no lock on a message's way.
 class staging_pool {
  public:
   static constexpr std::size_t min_shift = 16;  // 64 KiB
@@ -162,35 +168,27 @@ class staging_pool {
     std::size_t cls = 0;
     while ((std::size_t{1} << (min_shift + cls)) < bytes) ++cls;
     *cls_out = cls;
-    {
-      const ::unimem::detail::spin_guard g(lock_);
-      for (std::size_t i = 0; i < per_class; ++i) {
-        if (free_[cls][i] != nullptr) return std::exchange(free_[cls][i], nullptr);
-      }
+    for (auto& slot : free_[cls]) {
+      void* p = slot.load();
+      if (p != nullptr && slot.compare_exchange(p, nullptr)) return p;
     }
-    return pinned_memory::allocate(std::size_t{1} << (min_shift + cls), "unimem::mpi staging",
-                                   where);
+    return pinned_memory::allocate(block_bytes(cls), "unimem::mpi staging", where);
   }
   void give(void* p, std::size_t cls) noexcept {
-    {
-      const ::unimem::detail::spin_guard g(lock_);
-      for (std::size_t i = 0; i < per_class; ++i) {
-        if (free_[cls][i] == nullptr) {
-          free_[cls][i] = p;
-          return;
-        }
-      }
+    for (auto& slot : free_[cls]) {
+      void* empty = nullptr;
+      if (slot.compare_exchange(empty, p)) return;
     }
-    pinned_memory::deallocate(p, std::size_t{1} << (min_shift + cls));
+    pinned_memory::deallocate(p, block_bytes(cls));
   }
   std::size_t release() noexcept {
     std::size_t bytes = 0;
-    const ::unimem::detail::spin_guard g(lock_);
     for (std::size_t c = 0; c < classes; ++c) {
-      for (std::size_t i = 0; i < per_class; ++i) {
-        if (void* p = std::exchange(free_[c][i], nullptr)) {
-          pinned_memory::deallocate(p, std::size_t{1} << (min_shift + c));
-          bytes += std::size_t{1} << (min_shift + c);
+      for (auto& slot : free_[c]) {
+        void* p = slot.load();
+        if (p != nullptr && slot.compare_exchange(p, nullptr)) {
+          pinned_memory::deallocate(p, block_bytes(c));
+          bytes += block_bytes(c);
         }
       }
     }
@@ -198,8 +196,10 @@ class staging_pool {
   }
 
  private:
-  void* free_[classes][per_class] = {};
-  mutable ::unimem::detail::atomic_cell<int> lock_{0};
+  static constexpr std::size_t block_bytes(std::size_t cls) noexcept {
+    return std::size_t{1} << (min_shift + cls);
+  }
+  ::unimem::detail::atomic_cell<void*> free_[classes][per_class];
 };
 
 inline staging_pool& pool() {
@@ -212,9 +212,8 @@ class staging {
  public:
   staging() noexcept = default;
   // In the body, not the member initialisers: take() writes cls_, which a member initialiser of
-  // p_ would run before cls_'s own (= 0) ran and undid. That put every block back in the
-  // 64 KiB class, so no block above it was ever reused: every staged message above 64 KiB paid
-  // a pinned allocation and its release (0.20-0.30 of raw staging from 4 MiB on, issue 26).
+  // p_ would run before cls_'s own (= 0) ran and undid, filing every block as 64 KiB (no block
+  // above it reused; MpiGpu.StagingBlocksAreKeptInTheirClassAndReused).
   staging(std::size_t bytes, call_site where) { p_ = pool().take(bytes, &cls_, where); }
   /// The block's size class (what the pool files it under when it is given back).
   std::size_t size_class() const noexcept { return cls_; }
@@ -239,9 +238,7 @@ class staging {
 inline void copy_in_order(void* dst, const void* src, std::size_t bytes, stream_ref s,
                           call_site where) {
   ::unimem::detail::check(
-      ::unimem::detail::backend::memcpy_async(dst, src, bytes,
-                                              ::unimem::detail::backend::copy_kind::infer, s.get()),
-      where);
+      backend::memcpy_async(dst, src, bytes, backend::copy_kind::infer, s.get()), where);
 }
 
 /// Cancels (a receive) or completes (a send) a posted MPI request after a failure, so that

@@ -147,7 +147,7 @@ double run_unimem(context& c, init_kind how, work_kind w, const std::string& wha
       break;
     case work_kind::gpu_reads:
       unimem::launch(init_bench_read, c.cfg, unimem::in(*b), c.n, 0, c.wrong);
-      b->ready_for_host(c.s);
+      unimem::ready_for_host(*b, c.s);
       cpu_total = cpu_sum(b->data(), c.n, c.threads);
       break;
     case work_kind::cpu_writes:

@@ -277,7 +277,7 @@ void living_host(const options& o) {
       }
     }
     progress_done();
-    a.ready_for_host(s);
+    unimem::ready_for_host(a, s);
     check_triad(a.data(), n, ("unimem " + size).c_str());
     RAW_CHECK(RAW(DeviceSynchronize)());
     check_triad(ra, n, ("raw " + size).c_str());

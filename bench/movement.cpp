@@ -81,10 +81,10 @@ void movement(const options& o) {
       })));
       touch_pages(um.data(), n, threads);
       um_h2d.push_back(gbs(bytes, time_ms([&] {
-        um.prefetch(unimem::location::device(0), s);
+        unimem::prefetch(um, unimem::location::device(0), s);
         s.synchronize();
       })));
-      um_d2h.push_back(gbs(bytes, time_ms([&] { um.ready_for_host(s); })));
+      um_d2h.push_back(gbs(bytes, time_ms([&] { unimem::ready_for_host(um, s); })));
     }
     raw_free({dev, raw});
     raw_free_pinned({pinned});

@@ -150,7 +150,7 @@ class unimem_managed : public strategy {
   float* input_a() override { return a.data(); }
   float* input_b() override { return b.data(); }
   const float* results() override {
-    c.ready_for_host(x.s);
+    unimem::ready_for_host(c, x.s);
     return c.data();
   }
   unimem::launch_config cfg() const { return unimem::grid_for(x.n, x.block).on(x.s); }

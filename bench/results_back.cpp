@@ -74,13 +74,13 @@ void results_back(const options& o) {
       {"tags/unimem",
        [&] {
          unimem::launch(bench_results, cfg, unimem::out(moved), n, k);
-         moved.ready_for_host(s);
+         unimem::ready_for_host(moved, s);
          read(moved.data(), "tags/unimem");
        }},
       {"mapped/unimem",
        [&] {
          unimem::launch(bench_results, cfg, unimem::out(mapped, unimem::intent::map), n, k);
-         mapped.ready_for_host(s);
+         unimem::ready_for_host(mapped, s);
          read(mapped.data(), "mapped/unimem");
        }},
   };

@@ -52,7 +52,7 @@ void steady_state(const options& o) {
     um_ms.push_back(timed([&] { unimem::launch(bench_vadd, cfg, a, b, c, n); }));
   }
   progress_done();
-  c.ready_for_host(s);
+  unimem::ready_for_host(c, s);
   if (c[0] != 0.0f || c[n - 1] != 0.0f) fail("steady state");
   add_row("steady-state", "device-memory", "raw", "kernel", "ms", raw_ms);
   add_row("steady-state", "managed-prefetched", "unimem", "kernel", "ms", um_ms);

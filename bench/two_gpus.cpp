@@ -93,7 +93,9 @@ void two_gpus(const options& o) {
                        unimem::inout(b), n);
         s1.synchronize();
       }));
-      if (b.last_prefetch_location() != gpu1) fail("two GPUs: tags did not prefetch to GPU1");
+      if (unimem::last_prefetch_location(b) != gpu1) {
+        fail("two GPUs: tags did not prefetch to GPU1");
+      }
     }
     // Preferred location GPU0 + accessed by GPU1: GPU1 works on the pages remotely.
     {
@@ -110,13 +112,13 @@ void two_gpus(const options& o) {
     }
     {
       unimem::managed_buffer<float> b(n, unimem::first_touch(gpu0));
-      b.advise(unimem::advice::preferred_location, gpu0);
-      b.advise(unimem::advice::accessed_by, gpu1);
+      unimem::advise(b, unimem::advice::preferred_location, gpu0);
+      unimem::advise(b, unimem::advice::accessed_by, gpu1);
       ab_um.push_back(time_ms([&] {
         unimem::launch(bench_increment, unimem::grid_for(n, block).on(s1).on_device(1), b, n);
         s1.synchronize();
       }));
-      b.ready_for_host();
+      unimem::ready_for_host(b);
       if (b[n - 1] != 1.0f) fail("two GPUs: accessed_by result");
     }
     // Intent map for GPU1: nothing moves, GPU1 works on the pages where they are (GPU0, over
@@ -130,8 +132,10 @@ void two_gpus(const options& o) {
       };
       mp_first.push_back(time_ms(launch_on_gpu1));
       mp_um.push_back(time_ms(launch_on_gpu1));
-      if (b.last_prefetch_location() != gpu0) fail("two GPUs: a mapped range was prefetched");
-      b.ready_for_host();
+      if (unimem::last_prefetch_location(b) != gpu0) {
+        fail("two GPUs: a mapped range was prefetched");
+      }
+      unimem::ready_for_host(b);
       if (b[0] != 2.0f || b[n - 1] != 2.0f) fail("two GPUs: mapped result");
     }
     // Moving the array GPU0 -> GPU1 and nothing else: one raw prefetch call against unimem's
@@ -151,10 +155,10 @@ void two_gpus(const options& o) {
     {
       unimem::managed_buffer<float> b(n, unimem::first_touch(gpu0));
       mv_um.push_back(time_ms([&] {
-        b.prefetch(gpu1, s1);
+        unimem::prefetch(b, gpu1, s1);
         s1.synchronize();
       }));
-      if (b.last_prefetch_location() != gpu1) fail("two GPUs: the move did not reach GPU1");
+      if (unimem::last_prefetch_location(b) != gpu1) fail("two GPUs: the move did not reach GPU1");
     }
     // Explicit peer copy between plain allocations, then the kernel on GPU1.
     {

@@ -38,7 +38,7 @@ int main() {
     unimem::managed_buffer<double> partial(blocks);
     unimem::launch(dot_partials, unimem::launch_config(blocks, threads), unimem::in(x),
                    unimem::in(y), n, unimem::out(partial));
-    partial.ready_for_host();
+    unimem::ready_for_host(partial);
     double gpu_result = 0.0;
     for (double p : partial) gpu_result += p;
 

@@ -370,7 +370,7 @@ class solver {
                    total_);
     // The sums of all ranks, in place; the kernels queued on s_ are done before MPI reads.
     unimem::mpi::allreduce(total_, MPI_SUM, p_.comm, s_);
-    total_.ready_for_host(s_);
+    unimem::ready_for_host(total_, s_);
     return std::sqrt(total_[0]);
   }
 
@@ -379,7 +379,7 @@ class solver {
     return cur_.view().subview(p_.cols, p_.rows * p_.cols);
   }
   /// Makes the last iterate readable by the CPU.
-  void ready_for_host() const { cur_.ready_for_host(s_); }
+  void ready_for_host() const { unimem::ready_for_host(cur_, s_); }
 
   [[nodiscard]] double seconds() const noexcept { return seconds_; }
   [[nodiscard]] double halo_seconds() const noexcept { return halo_seconds_; }

@@ -37,7 +37,7 @@ double run(std::size_t n, int steps, unimem::intent how) {
     // Plain tags follow each buffer's intent: mapped ones are not moved, moved ones are.
     unimem::launch(transform, unimem::grid_for(n).on(s), unimem::in(frame), unimem::out(result),
                    n);
-    result.ready_for_host(s);  // mapped: nothing to move; moved: back to the host
+    unimem::ready_for_host(result, s);  // mapped: nothing to move; moved: back to the host
     for (std::size_t i = 0; i < n; ++i) {                                                // CPU
       if (result[i] != 2.0f * static_cast<float>((i + step) % 4096) + 1.0f) {
         std::fprintf(stderr, "streaming: step %d, element %zu: %g is wrong\n", step, i, result[i]);

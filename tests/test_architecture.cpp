@@ -173,7 +173,7 @@ TEST(ArchitectureMultiGpu, StreamsDecideTheDeviceOfLaunchesAndFirstTouch) {
   unimem::managed_buffer<float> b(n, unimem::first_touch(s1));
   EXPECT_EQ(unimem::device::current().device_id(), 0) << "the current device is left as it was";
   if (unimem::device(1).migrates_on_demand()) {
-    EXPECT_EQ(b.last_prefetch_location(), unimem::location::device(1));
+    EXPECT_EQ(unimem::last_prefetch_location(b), unimem::location::device(1));
   }
   for (std::size_t i = 0; i < 16; ++i) ASSERT_EQ(b[i], 0.0f);
 
@@ -281,7 +281,7 @@ TEST(Architecture, AttachTakesEveryManagedRange) {
   // before a kernel uses it.
   unimem::managed_buffer<float> h(n, unimem::host_attached);
   for (std::size_t i = 0; i < n; ++i) h[i] = static_cast<float>(i);
-  h.attach(s, unimem::attach_mode::global);
+  unimem::attach(h, s, unimem::attach_mode::global);
   unimem::launch(arch_scale_view, unimem::grid_for(n).on(s), h, 3.0f);
   s.synchronize();
   std::size_t wrong = 0;

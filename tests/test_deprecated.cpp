@@ -185,3 +185,21 @@ TEST(Deprecated, StreamAndEventFlagsAreTheModes) {
   s.synchronize();
   EXPECT_TRUE(order.ready());
 }
+
+TEST(Deprecated, ManagedBufferPlacementMembersAreTheFreeFunctions) {
+  // An empty buffer: every call answers before any runtime call, so no GPU is needed.
+  unimem::managed_buffer<int> b;
+  const location gpu = location::device(0);
+  EXPECT_EQ(b.prefetch(gpu), unimem::prefetch(b, gpu));
+  EXPECT_EQ(b.advise(unimem::advice::read_mostly), unimem::hint_status::empty);
+  EXPECT_EQ(b.advise(unimem::advice::accessed_by, gpu), unimem::hint_status::empty);
+  EXPECT_EQ(b.unadvise(unimem::advice::read_mostly), unimem::hint_status::empty);
+  EXPECT_EQ(b.unadvise(unimem::advice::accessed_by, gpu), unimem::hint_status::empty);
+  EXPECT_THROW(b.advise(unimem::advice::preferred_location), unimem::argument_error);
+  EXPECT_FALSE(b.is_read_mostly());
+  EXPECT_FALSE(b.preferred_location().has_value());
+  EXPECT_FALSE(b.last_prefetch_location().has_value());
+  EXPECT_TRUE(b.accessed_by().empty());
+  EXPECT_EQ(b.ready_for_host(), unimem::hint_status::empty);
+  EXPECT_NO_THROW(b.attach(unimem::default_stream));
+}

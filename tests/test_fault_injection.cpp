@@ -380,7 +380,7 @@ void add_constructors(std::vector<scenario>& out) {
                    c.armed([&] {
                      b.emplace(n, unimem::first_touch(location::device(0)), unimem::uninitialized);
                      unimem::launch(fi_fill, unimem::grid_for(n), unimem::out(*b), n, 3);
-                     c.hint(b->ready_for_host());
+                     c.hint(unimem::ready_for_host(*b));
                    });
                    if (b && !c.threw()) c.expect(iota_from(*b, 3), "kernel result wrong");
                  }});
@@ -594,8 +594,8 @@ void add_placement(std::vector<scenario>& out) {
                    unimem::managed_buffer<int> b(n, 4);
                    unimem::stream s;
                    c.armed([&] {
-                     c.hint(b.prefetch(location::device(0), s));
-                     c.hint(b.prefetch(location::host(), s));
+                     c.hint(unimem::prefetch(b, location::device(0), s));
+                     c.hint(unimem::prefetch(b, location::host(), s));
                      s.synchronize();
                    });
                    c.expect(all_equal(b, 4), "contents changed");
@@ -603,15 +603,17 @@ void add_placement(std::vector<scenario>& out) {
   out.push_back({"advice set, queried, unset", [](run_context& c) {
                    unimem::managed_buffer<int> b(n, 4);
                    c.armed([&] {
-                     c.hint(b.advise(unimem::advice::read_mostly));
+                     c.hint(unimem::advise(b, unimem::advice::read_mostly));
                      (void)unimem::is_read_mostly(b.view());
-                     c.hint(b.unadvise(unimem::advice::read_mostly));
-                     c.hint(b.advise(unimem::advice::preferred_location, location::device(0)));
+                     c.hint(unimem::unadvise(b, unimem::advice::read_mostly));
+                     c.hint(unimem::advise(b, unimem::advice::preferred_location,
+                                           location::device(0)));
                      (void)unimem::preferred_location(b.view());
-                     c.hint(b.unadvise(unimem::advice::preferred_location, location::device(0)));
-                     c.hint(b.advise(unimem::advice::accessed_by, location::device(0)));
+                     c.hint(unimem::unadvise(b, unimem::advice::preferred_location,
+                                             location::device(0)));
+                     c.hint(unimem::advise(b, unimem::advice::accessed_by, location::device(0)));
                      (void)unimem::accessed_by(b.view());
-                     c.hint(b.unadvise(unimem::advice::accessed_by, location::device(0)));
+                     c.hint(unimem::unadvise(b, unimem::advice::accessed_by, location::device(0)));
                      (void)unimem::last_prefetch_location(b.view());
                    });
                    c.expect(all_equal(b, 4), "contents changed");
@@ -628,15 +630,16 @@ void add_placement(std::vector<scenario>& out) {
                    unimem::managed_buffer<int> b(n, 4);
                    unimem::stream s;
                    c.armed([&] {
-                     b.attach(s, unimem::attach_mode::single);
+                     unimem::attach(b, s, unimem::attach_mode::single);
                      s.synchronize();
-                     b.attach(s, unimem::attach_mode::host);
+                     unimem::attach(b, s, unimem::attach_mode::host);
                      s.synchronize();
-                     b.attach(s, unimem::attach_mode::global);
+                     unimem::attach(b, s, unimem::attach_mode::global);
                      s.synchronize();
                    });
                    unimem::stream fresh;
-                   b.attach(fresh, unimem::attach_mode::global);  // a valid state afterwards
+                   // A valid state afterwards.
+                   unimem::attach(b, fresh, unimem::attach_mode::global);
                    fresh.synchronize();
                    c.expect(all_equal(b, 4), "contents changed");
                  }});
@@ -659,7 +662,7 @@ void add_launches(std::vector<scenario>& out) {
                    c.armed([&] {
                      unimem::launch(fi_add, unimem::grid_for(n).on(s), unimem::in(a),
                                     unimem::in(b), unimem::out(r), n);
-                     c.hint(r.ready_for_host(s));
+                     c.hint(unimem::ready_for_host(r, s));
                    });
                    if (!c.threw()) c.expect(all_equal(r, 3), "wrong sum");
                    c.expect(all_equal(a, 1) && all_equal(b, 2), "an input changed");
@@ -672,7 +675,7 @@ void add_launches(std::vector<scenario>& out) {
                                     unimem::in(a, unimem::intent::map),
                                     unimem::in(b, unimem::intent::map),
                                     unimem::out(r, unimem::intent::map), n);
-                     c.hint(r.ready_for_host(s));
+                     c.hint(unimem::ready_for_host(r, s));
                    });
                    if (!c.threw()) c.expect(all_equal(r, 3), "wrong sum");
                    c.expect(all_equal(a, 1) && all_equal(b, 2), "an input changed");
@@ -716,7 +719,7 @@ void add_streams_and_allocators(std::vector<scenario>& out) {
                      (void)s1.ready();
                      stop.synchronize();
                      (void)unimem::elapsed_ms(start, stop);
-                     c.hint(b.ready_for_host(s2));
+                     c.hint(unimem::ready_for_host(b, s2));
                    });
                    if (!c.threw()) c.expect(iota_from(b, 1), "kernel result wrong");
                  }});
@@ -832,9 +835,9 @@ void add_two_gpus(std::vector<scenario>& out) {
                      }
                      unimem::copy(on1->view(), on0.view());
                      unimem::stream s1(unimem::device(1));
-                     c.hint(m.prefetch(location::device(1), s1));
+                     c.hint(unimem::prefetch(m, location::device(1), s1));
                      unimem::launch(fi_fill, unimem::grid_for(n).on(s1), unimem::out(m), n, 2);
-                     c.hint(m.ready_for_host(s1));
+                     c.hint(unimem::ready_for_host(m, s1));
                    });
                    if (!c.threw()) {
                      c.expect(all_equal(read(*on1), 8), "GPU 1 copy wrong");
@@ -1058,12 +1061,12 @@ TEST(FaultLedgerGpu, EightThreadsLeaveNothingHeld) {
           unimem::managed_buffer<int> m(1000 + t, unimem::uninitialized);
           unimem::device_buffer<int> d(1000 + t, 1);
           unimem::pinned_buffer<int> p(1000 + t, 0);
-          m.prefetch(location::device(0), s);
+          unimem::prefetch(m, location::device(0), s);
           unimem::launch(fi_fill, unimem::grid_for(m.size()).on(s), unimem::out(m), m.size(), r);
           e.record(s);
           e.synchronize();
           unimem::copy_async(p, d, s);
-          m.ready_for_host(s);
+          unimem::ready_for_host(m, s);
           wrong += m[999] != r + 999;
           wrong += p[999] != 1;
         }

@@ -223,20 +223,20 @@ TEST(ManagedBufferGpu, LargeTrivialArraysAreZeroedOnTheGpuSmallOnesOnTheCpu) {
   EXPECT_TRUE(all_zero(big));
   if (migrates) {
     // Placed by the constructor: prefetched to the current device and zeroed there.
-    EXPECT_TRUE(big.last_prefetch_location() == unimem::location::device(d));
+    EXPECT_TRUE(unimem::last_prefetch_location(big) == unimem::location::device(d));
   } else {
-    EXPECT_FALSE(big.last_prefetch_location().has_value());
+    EXPECT_FALSE(unimem::last_prefetch_location(big).has_value());
   }
 
   unimem::managed_buffer<float> small(at_threshold - 1);  // one element short: the CPU
   EXPECT_TRUE(all_zero(small));
-  EXPECT_FALSE(small.last_prefetch_location().has_value());
+  EXPECT_FALSE(unimem::last_prefetch_location(small).has_value());
 
   unimem::managed_buffer<seven> sevens(unimem::gpu_value_init_min_bytes / sizeof(seven) + 1);
   std::size_t wrong = 0;
   for (const seven& s : sevens) wrong += s.v != 7;
   EXPECT_EQ(wrong, 0u);
-  EXPECT_FALSE(sevens.last_prefetch_location().has_value());
+  EXPECT_FALSE(unimem::last_prefetch_location(sevens).has_value());
 
   // The CPU uses a GPU-zeroed array at once, and a kernel after it sees its writes.
   big[0] = 1.0f;
@@ -250,7 +250,7 @@ TEST(ManagedBufferGpu, ValueInitialisationStaysOnTheCpuWhereTheDeviceCannotMigra
   const unimem_test::pretend_no_migration no(d);
   unimem::managed_buffer<float> big(4 * unimem::gpu_value_init_min_bytes / sizeof(float));
   EXPECT_TRUE(all_zero(big));
-  EXPECT_FALSE(big.last_prefetch_location().has_value());
+  EXPECT_FALSE(unimem::last_prefetch_location(big).has_value());
 }
 
 TEST(ManagedBufferGpu, GpuValueInitialisationDoesNotWaitForOtherStreams) {
@@ -266,7 +266,7 @@ TEST(ManagedBufferGpu, GpuValueInitialisationDoesNotWaitForOtherStreams) {
                  std::uint64_t{1'000'000'000});
   unimem::managed_buffer<float> b(2 * unimem::gpu_value_init_min_bytes / sizeof(float));
   EXPECT_FALSE(busy.ready()) << "managed_buffer(n) waited for another stream's kernel";
-  EXPECT_TRUE(b.last_prefetch_location() == unimem::location::device(d));
+  EXPECT_TRUE(unimem::last_prefetch_location(b) == unimem::location::device(d));
   busy.synchronize();
   EXPECT_TRUE(all_zero(b));
 }

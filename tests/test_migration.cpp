@@ -4,6 +4,7 @@
 
 #include <unimem/allocator.hpp>
 #include <unimem/detail/uvm_counters.hpp>
+#include <unimem/managed_pool.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -83,27 +84,98 @@ TEST(Location, HostAndDevice) {
                 "to_string returns a std::string for every type, as std::to_string does");
 }
 
+// ---- one entry point: every kind of range takes the same tags and placement calls ----
+
+namespace {
+template <class R, class = void>
+struct takes_placement_calls : std::false_type {};
+template <class R>
+struct takes_placement_calls<
+    R, std::void_t<decltype(unimem::prefetch(std::declval<const R&>(), location::host(),
+                                             unimem::stream_ref())),
+                   decltype(unimem::advise(std::declval<const R&>(), unimem::advice::read_mostly)),
+                   decltype(unimem::advise(std::declval<const R&>(), unimem::advice::accessed_by,
+                                           location::host())),
+                   decltype(unimem::unadvise(std::declval<const R&>(),
+                                             unimem::advice::read_mostly)),
+                   decltype(unimem::unadvise(std::declval<const R&>(),
+                                             unimem::advice::accessed_by, location::host())),
+                   decltype(unimem::is_read_mostly(std::declval<const R&>())),
+                   decltype(unimem::preferred_location(std::declval<const R&>())),
+                   decltype(unimem::last_prefetch_location(std::declval<const R&>())),
+                   decltype(unimem::accessed_by(std::declval<const R&>())),
+                   decltype(unimem::set_intent(std::declval<const R&>(), unimem::intent::map)),
+                   decltype(unimem::set_intent(std::declval<const R&>(), unimem::intent::move,
+                                               location::device(0))),
+                   decltype(unimem::get_intent(std::declval<const R&>())),
+                   decltype(unimem::ready_for_host(std::declval<const R&>())),
+                   decltype(unimem::ready_for_host(std::declval<const R&>(), unimem::stream_ref())),
+                   decltype(unimem::host_touched(std::declval<const R&>())),
+                   decltype(unimem::attach(std::declval<const R&>(), unimem::stream_ref())),
+                   decltype(unimem::in(std::declval<R&>())),
+                   decltype(unimem::out(std::declval<R&>())),
+                   decltype(unimem::inout(std::declval<R&>(), unimem::intent::map))>>
+    : std::true_type {};
+
+template <class R>
+using in_tag_t = decltype(unimem::in(std::declval<R&>()));
+}  // namespace
+
+static_assert(takes_placement_calls<unimem::managed_buffer<int>>::value, "");
+static_assert(takes_placement_calls<unimem::pool_buffer<int>>::value,
+              "a pool_buffer takes every call a managed_buffer takes");
+static_assert(takes_placement_calls<unimem::managed_vector<int>>::value, "");
+static_assert(takes_placement_calls<unimem::view<int>>::value, "");
+static_assert(!takes_placement_calls<std::vector<int>>::value, "host memory is no range");
+static_assert(std::is_same<in_tag_t<unimem::pool_buffer<int>>,
+                           in_tag_t<unimem::managed_buffer<int>>>::value,
+              "the same tag for both buffers");
+
+// Empty ranges of every kind answer every placement call before any runtime call: no GPU needed.
+template <class R>
+void expect_empty_range_calls(R& empty) {
+  EXPECT_EQ(unimem::prefetch(empty, location::device(0)), unimem::hint_status::empty);
+  EXPECT_EQ(unimem::prefetch(empty, location::device(12345)), unimem::hint_status::empty);
+  EXPECT_EQ(unimem::advise(empty, unimem::advice::read_mostly), unimem::hint_status::empty);
+  EXPECT_EQ(unimem::advise(empty, unimem::advice::preferred_location, location::device(0)),
+            unimem::hint_status::empty);
+  EXPECT_EQ(unimem::unadvise(empty, unimem::advice::read_mostly), unimem::hint_status::empty);
+  EXPECT_EQ(unimem::unadvise(empty, unimem::advice::accessed_by, location::device(0)),
+            unimem::hint_status::empty);
+  EXPECT_FALSE(unimem::is_read_mostly(empty));
+  EXPECT_FALSE(unimem::preferred_location(empty).has_value());
+  EXPECT_FALSE(unimem::last_prefetch_location(empty).has_value());
+  EXPECT_TRUE(unimem::accessed_by(empty).empty());
+  EXPECT_EQ(unimem::set_intent(empty, unimem::intent::map, location::device(0)),
+            unimem::hint_status::empty);
+  EXPECT_EQ(unimem::get_intent(empty), unimem::intent::move);
+  EXPECT_EQ(unimem::ready_for_host(empty), unimem::hint_status::empty);
+  EXPECT_NO_THROW(unimem::attach(empty, unimem::default_stream));
+  unimem::host_touched(empty);
+  EXPECT_EQ(unimem::in(empty).range.data(), nullptr);
+  EXPECT_EQ(unimem::inout(empty).record, unimem::detail::record_of(empty));
+}
+
 TEST(Placement, EmptyRangesAreNoOpsWithoutAnyRuntimeCall) {
-  // Works without a GPU: an empty range returns before any runtime call.
-  unimem::managed_buffer<float> empty;
-  EXPECT_EQ(empty.prefetch(location::device(0)), unimem::hint_status::empty);
-  EXPECT_EQ(empty.prefetch(location::device(12345)), unimem::hint_status::empty);
-  EXPECT_EQ(empty.advise(unimem::advice::read_mostly), unimem::hint_status::empty);
-  EXPECT_EQ(empty.advise(unimem::advice::preferred_location, location::device(0)),
-            unimem::hint_status::empty);
-  EXPECT_EQ(empty.unadvise(unimem::advice::accessed_by, location::device(0)),
-            unimem::hint_status::empty);
-  EXPECT_FALSE(empty.is_read_mostly());
-  EXPECT_FALSE(empty.preferred_location().has_value());
-  EXPECT_FALSE(empty.last_prefetch_location().has_value());
-  EXPECT_TRUE(empty.accessed_by().empty());
-  EXPECT_NO_THROW(empty.attach(unimem::default_stream));
+  unimem::managed_buffer<float> buffer;
+  unimem::pool_buffer<float> pooled;
+  unimem::managed_vector<float> vector;
+  unimem::view<float> view;
+  expect_empty_range_calls(buffer);
+  expect_empty_range_calls(pooled);
+  expect_empty_range_calls(vector);
+  expect_empty_range_calls(view);
+  // The buffers that keep a placement record hand it to their tags and calls, both kinds alike.
+  EXPECT_NE(unimem::detail::record_of(buffer), nullptr);
+  EXPECT_NE(unimem::detail::record_of(pooled), nullptr);
+  EXPECT_EQ(unimem::detail::record_of(vector), nullptr);
+  EXPECT_EQ(unimem::detail::record_of(view), nullptr);
 }
 
 TEST(Placement, AdviceWithoutALocationIsOnlyReadMostly) {
   unimem::managed_buffer<float> empty;
-  EXPECT_THROW(empty.advise(unimem::advice::preferred_location), unimem::argument_error);
-  EXPECT_THROW(empty.unadvise(unimem::advice::accessed_by), unimem::argument_error);
+  EXPECT_THROW(unimem::advise(empty, unimem::advice::preferred_location), unimem::argument_error);
+  EXPECT_THROW(unimem::unadvise(empty, unimem::advice::accessed_by), unimem::argument_error);
 }
 
 TEST(Placement, PolicyIsProcessWide) {
@@ -517,13 +589,13 @@ TEST(PlacementGpu, PrefetchIsStreamOrdered) {
   // ~0.1 s of spinning ahead of the prefetches on the same stream.
   unimem::launch(migration_spin_then_mark, unimem::launch_config(1, 1).on(s),
                  std::uint64_t{200'000'000}, marker, 42);
-  EXPECT_EQ(data.prefetch(location::device(0), s), unimem::hint_status::applied);
-  EXPECT_EQ(marker.prefetch(location::host(), s), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::prefetch(data, location::device(0), s), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::prefetch(marker, location::host(), s), unimem::hint_status::applied);
   EXPECT_FALSE(s.ready()) << "the prefetches finished before the kernel queued ahead of them";
   s.synchronize();
   EXPECT_TRUE(s.ready());
-  EXPECT_EQ(data.last_prefetch_location(), location::device(0));
-  EXPECT_EQ(marker.last_prefetch_location(), location::host());
+  EXPECT_EQ(unimem::last_prefetch_location(data), location::device(0));
+  EXPECT_EQ(unimem::last_prefetch_location(marker), location::host());
   EXPECT_EQ(marker[0], 42);  // the kernel ran before the host prefetch, and wrote its mark
   EXPECT_EQ(data[data.size() - 1], 1.0f);
 }
@@ -531,50 +603,50 @@ TEST(PlacementGpu, PrefetchIsStreamOrdered) {
 TEST(PlacementGpu, LastPrefetchLocationFollowsPrefetches) {
   UNIMEM_REQUIRE_GPU();
   unimem::managed_buffer<double> b(1 << 20, 2.0);
-  EXPECT_FALSE(b.last_prefetch_location().has_value());  // never prefetched
-  b.prefetch(location::device(0));
+  EXPECT_FALSE(unimem::last_prefetch_location(b).has_value());  // never prefetched
+  unimem::prefetch(b, location::device(0));
   unimem::synchronize();
-  EXPECT_EQ(b.last_prefetch_location(), location::device(0));
-  EXPECT_EQ(b.ready_for_host(), unimem::hint_status::applied);
-  EXPECT_EQ(b.last_prefetch_location(), location::host());
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::device(0));
+  EXPECT_EQ(unimem::ready_for_host(b), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::host());
   for (double v : b) ASSERT_EQ(v, 2.0);
 }
 
 TEST(PlacementGpu, AdviceIsVisibleSurvivesPrefetchAndUnadviseClearsIt) {
   UNIMEM_REQUIRE_GPU();
   unimem::managed_buffer<int> b(4 * mib, 7);
-  EXPECT_FALSE(b.is_read_mostly());
-  EXPECT_FALSE(b.preferred_location().has_value());
-  EXPECT_TRUE(b.accessed_by().empty());
+  EXPECT_FALSE(unimem::is_read_mostly(b));
+  EXPECT_FALSE(unimem::preferred_location(b).has_value());
+  EXPECT_TRUE(unimem::accessed_by(b).empty());
 
-  EXPECT_EQ(b.advise(unimem::advice::read_mostly), unimem::hint_status::applied);
-  EXPECT_EQ(b.advise(unimem::advice::preferred_location, location::device(0)),
+  EXPECT_EQ(unimem::advise(b, unimem::advice::read_mostly), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::advise(b, unimem::advice::preferred_location, location::device(0)),
             unimem::hint_status::applied);
-  EXPECT_EQ(b.advise(unimem::advice::accessed_by, location::device(0)),
+  EXPECT_EQ(unimem::advise(b, unimem::advice::accessed_by, location::device(0)),
             unimem::hint_status::applied);
-  EXPECT_TRUE(b.is_read_mostly());
-  EXPECT_EQ(b.preferred_location(), location::device(0));
-  ASSERT_EQ(b.accessed_by().size(), 1u);
-  EXPECT_EQ(b.accessed_by()[0], location::device(0));
+  EXPECT_TRUE(unimem::is_read_mostly(b));
+  EXPECT_EQ(unimem::preferred_location(b), location::device(0));
+  ASSERT_EQ(unimem::accessed_by(b).size(), 1u);
+  EXPECT_EQ(unimem::accessed_by(b)[0], location::device(0));
 
-  b.prefetch(location::host());
-  b.prefetch(location::device(0));
-  b.ready_for_host();
-  EXPECT_TRUE(b.is_read_mostly());
-  EXPECT_EQ(b.preferred_location(), location::device(0));
-  EXPECT_EQ(b.accessed_by().size(), 1u);
+  unimem::prefetch(b, location::host());
+  unimem::prefetch(b, location::device(0));
+  unimem::ready_for_host(b);
+  EXPECT_TRUE(unimem::is_read_mostly(b));
+  EXPECT_EQ(unimem::preferred_location(b), location::device(0));
+  EXPECT_EQ(unimem::accessed_by(b).size(), 1u);
 
-  b.advise(unimem::advice::preferred_location, location::host());
-  EXPECT_EQ(b.preferred_location(), location::host());
+  unimem::advise(b, unimem::advice::preferred_location, location::host());
+  EXPECT_EQ(unimem::preferred_location(b), location::host());
 
-  EXPECT_EQ(b.unadvise(unimem::advice::read_mostly), unimem::hint_status::applied);
-  EXPECT_EQ(b.unadvise(unimem::advice::preferred_location, location::host()),
+  EXPECT_EQ(unimem::unadvise(b, unimem::advice::read_mostly), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::unadvise(b, unimem::advice::preferred_location, location::host()),
             unimem::hint_status::applied);
-  EXPECT_EQ(b.unadvise(unimem::advice::accessed_by, location::device(0)),
+  EXPECT_EQ(unimem::unadvise(b, unimem::advice::accessed_by, location::device(0)),
             unimem::hint_status::applied);
-  EXPECT_FALSE(b.is_read_mostly());
-  EXPECT_FALSE(b.preferred_location().has_value());
-  EXPECT_TRUE(b.accessed_by().empty());
+  EXPECT_FALSE(unimem::is_read_mostly(b));
+  EXPECT_FALSE(unimem::preferred_location(b).has_value());
+  EXPECT_TRUE(unimem::accessed_by(b).empty());
   for (int v : b) ASSERT_EQ(v, 7);
 }
 
@@ -586,13 +658,13 @@ TEST(PlacementGpu, AdviceAloneMovesNoData) {
   std::memset(b.data(), 1, bytes);  // every page now lives on the host
   unimem::synchronize();
   const std::size_t before = free_memory(0);
-  b.advise(unimem::advice::preferred_location, location::device(0));
-  b.advise(unimem::advice::accessed_by, location::device(0));
+  unimem::advise(b, unimem::advice::preferred_location, location::device(0));
+  unimem::advise(b, unimem::advice::accessed_by, location::device(0));
   unimem::synchronize();
   const std::size_t after_advice = free_memory(0);
   EXPECT_LT(before - std::min(before, after_advice), bytes / 4)
       << "advice moved data: free memory fell from " << before << " to " << after_advice;
-  b.prefetch(location::device(0));
+  unimem::prefetch(b, location::device(0));
   unimem::synchronize();
   const std::size_t after_prefetch = free_memory(0);
   EXPECT_GT(before - std::min(before, after_prefetch), bytes / 2)
@@ -610,7 +682,7 @@ TEST(PlacementGpu, SubRangePrefetch) {
   unimem::synchronize();
   EXPECT_EQ(unimem::last_prefetch_location(second), location::device(0));
   EXPECT_EQ(unimem::last_prefetch_location(first), location::host());
-  EXPECT_FALSE(b.last_prefetch_location().has_value());  // the halves disagree
+  EXPECT_FALSE(unimem::last_prefetch_location(b).has_value());  // the halves disagree
   EXPECT_EQ(unimem::advise(second, unimem::advice::preferred_location, location::device(0)),
             unimem::hint_status::applied);
   EXPECT_EQ(unimem::preferred_location(second), location::device(0));
@@ -626,17 +698,19 @@ TEST(PlacementGpu, InvalidDeviceIdsThrow) {
   for (int bad : {-1, n, 99}) {
     SCOPED_TRACE(bad);
     try {
-      b.prefetch(location::device(bad));
+      unimem::prefetch(b, location::device(bad));
       FAIL() << "prefetch to device " << bad << " did not throw";
     } catch (const unimem::error& e) {
       EXPECT_EQ(e.code(), unimem::detail::backend::error_invalid_device);
       EXPECT_NE(std::string(e.what()).find("device " + std::to_string(bad)), std::string::npos)
           << e.what();
     }
-    EXPECT_THROW(b.advise(unimem::advice::preferred_location, location::device(bad)),
+    EXPECT_THROW(unimem::advise(b, unimem::advice::preferred_location, location::device(bad)),
                  unimem::error);
-    EXPECT_THROW(b.advise(unimem::advice::accessed_by, location::device(bad)), unimem::error);
-    EXPECT_THROW(b.unadvise(unimem::advice::accessed_by, location::device(bad)), unimem::error);
+    EXPECT_THROW(unimem::advise(b, unimem::advice::accessed_by, location::device(bad)),
+                 unimem::error);
+    EXPECT_THROW(unimem::unadvise(b, unimem::advice::accessed_by, location::device(bad)),
+                 unimem::error);
     EXPECT_THROW((void)unimem::migrates_on_demand(location::device(bad)), unimem::error);
     EXPECT_THROW(unimem::managed_buffer<int>(16, unimem::first_touch(location::device(bad))),
                  unimem::error);
@@ -654,7 +728,7 @@ TEST(PlacementGpu, FirstTouchOnTheDevice) {
   const std::size_t before = free_memory(0);
   const unimem::detail::uvm_counters uvm;
   unimem::managed_buffer<int> zeros(n, unimem::first_touch(location::device(0)));
-  EXPECT_EQ(zeros.last_prefetch_location(), location::device(0));
+  EXPECT_EQ(unimem::last_prefetch_location(zeros), location::device(0));
   if (uvm.counts_gpu_faults()) {
     // The pages are on the GPU: a kernel over all of them takes no GPU fault. (The GPU's free
     // memory says nothing here: the UVM driver keeps memory freed by earlier tests and gives
@@ -672,10 +746,10 @@ TEST(PlacementGpu, FirstTouchOnTheDevice) {
   unimem::stream s;
   unimem::managed_buffer<int> raw(n, unimem::first_touch(location::device(0), s),
                                   unimem::uninitialized);
-  EXPECT_EQ(raw.last_prefetch_location(), location::device(0));
+  EXPECT_EQ(unimem::last_prefetch_location(raw), location::device(0));
   unimem::launch(migration_fill, unimem::grid_for(n).on(s), raw, 5);  // initialised there
-  raw.ready_for_host(s);
-  zeros.ready_for_host();
+  unimem::ready_for_host(raw, s);
+  unimem::ready_for_host(zeros);
   for (std::size_t i = 0; i < n; i += 4097) {
     ASSERT_EQ(zeros[i], 0);
     ASSERT_EQ(raw[i], 5 + static_cast<int>(i));
@@ -715,7 +789,7 @@ TEST(PlacementGpu, DataIntactThroughCyclesWithEveryTagCombination) {
             if (ta == 1 && tb == 1) launch_with(unimem::in(a), unimem::inout(b));
             cfg.stream.synchronize();
             if (tc != 0) {  // out and inout: prefetched (the CPU wrote c since: faults)
-              EXPECT_EQ(c.last_prefetch_location(), location::device(0));
+              EXPECT_EQ(unimem::last_prefetch_location(c), location::device(0));
             }
             std::size_t wrong = 0;
             for (std::size_t i = 0; i < n; ++i) {
@@ -751,31 +825,31 @@ TEST(PlacementGpu, UnsupportedPolicyIsHonoured) {
   unimem::detail::set_migration_capability_for_testing(0, 0);  // pretend: no migration
   EXPECT_FALSE(unimem::migrates_on_demand(location::device(0)));
 
-  EXPECT_EQ(b.prefetch(location::device(0)), unimem::hint_status::unsupported);
-  EXPECT_EQ(b.advise(unimem::advice::read_mostly), unimem::hint_status::unsupported);
-  EXPECT_EQ(b.advise(unimem::advice::preferred_location, location::device(0)),
+  EXPECT_EQ(unimem::prefetch(b, location::device(0)), unimem::hint_status::unsupported);
+  EXPECT_EQ(unimem::advise(b, unimem::advice::read_mostly), unimem::hint_status::unsupported);
+  EXPECT_EQ(unimem::advise(b, unimem::advice::preferred_location, location::device(0)),
             unimem::hint_status::unsupported);
   unimem::synchronize();
-  EXPECT_FALSE(b.last_prefetch_location().has_value()) << "an ignored prefetch moved data";
-  EXPECT_FALSE(b.is_read_mostly()) << "ignored advice was applied";
+  EXPECT_FALSE(unimem::last_prefetch_location(b).has_value()) << "an ignored prefetch moved data";
+  EXPECT_FALSE(unimem::is_read_mostly(b)) << "ignored advice was applied";
   // Tagged launches still run; they only skip the prefetch.
   unimem::launch(migration_fill, unimem::grid_for(b.size()), unimem::out(b), 1);
-  EXPECT_EQ(b.ready_for_host(), unimem::hint_status::unsupported);
+  EXPECT_EQ(unimem::ready_for_host(b), unimem::hint_status::unsupported);
   EXPECT_EQ(b[1000], 1001);
-  EXPECT_FALSE(b.last_prefetch_location().has_value());
+  EXPECT_FALSE(unimem::last_prefetch_location(b).has_value());
 
   unimem::set_unsupported_policy(unimem::unsupported_policy::throw_error);
   try {
-    b.prefetch(location::device(0));
+    unimem::prefetch(b, location::device(0));
     FAIL() << "prefetch did not throw under throw_error";
   } catch (const unimem::error& e) {
     EXPECT_EQ(e.code(), unimem::detail::backend::error_not_supported);
     EXPECT_NE(std::string(e.what()).find("cannot migrate"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(b.advise(unimem::advice::accessed_by, location::device(0)), unimem::error);
+  EXPECT_THROW(unimem::advise(b, unimem::advice::accessed_by, location::device(0)), unimem::error);
   EXPECT_THROW(unimem::launch(migration_fill, unimem::grid_for(b.size()), unimem::inout(b), 1),
                unimem::error);
-  EXPECT_EQ(unimem::managed_buffer<int>().prefetch(location::device(0)),
+  EXPECT_EQ(unimem::prefetch(unimem::managed_buffer<int>(), location::device(0)),
             unimem::hint_status::empty);  // empty stays a no-op under any policy
 
   unimem::detail::set_migration_capability_for_testing(0, -1);  // the real answer again
@@ -799,7 +873,7 @@ TEST(PlacementGpu, OnAnApuHintsAreNotNeededAndLaunchesStillCompute) {
     a[i] = static_cast<int>(i);
     b[i] = 10;
   }
-  ASSERT_FALSE(c.last_prefetch_location().has_value());
+  ASSERT_FALSE(unimem::last_prefetch_location(c).has_value());
   {
     const unimem_test::pretend_regime apu(0, unimem::memory_regime::apu);
     EXPECT_EQ(unimem::detail::device_regime(0, unimem::call_site::current()),
@@ -811,60 +885,62 @@ TEST(PlacementGpu, OnAnApuHintsAreNotNeededAndLaunchesStillCompute) {
       SCOPED_TRACE(policy == unimem::unsupported_policy::ignore ? "ignore" : "throw_error");
       unimem::set_unsupported_policy(policy);
       const auto not_needed = unimem::hint_status::not_needed;
-      EXPECT_EQ(a.prefetch(location::device(0)), not_needed);
-      EXPECT_EQ(a.prefetch(location::host()), not_needed);
+      EXPECT_EQ(unimem::prefetch(a, location::device(0)), not_needed);
+      EXPECT_EQ(unimem::prefetch(a, location::host()), not_needed);
       EXPECT_EQ(unimem::prefetch(a.view().subview(0, 1000), location::device(0)), not_needed);
-      EXPECT_EQ(a.advise(unimem::advice::read_mostly), not_needed);
-      EXPECT_EQ(a.unadvise(unimem::advice::read_mostly), not_needed);
-      EXPECT_EQ(a.advise(unimem::advice::preferred_location, location::device(0)), not_needed);
-      EXPECT_EQ(a.advise(unimem::advice::preferred_location, location::host()), not_needed);
-      EXPECT_EQ(a.unadvise(unimem::advice::preferred_location, location::device(0)), not_needed);
+      EXPECT_EQ(unimem::advise(a, unimem::advice::read_mostly), not_needed);
+      EXPECT_EQ(unimem::unadvise(a, unimem::advice::read_mostly), not_needed);
+      using unimem::advice;
+      EXPECT_EQ(unimem::advise(a, advice::preferred_location, location::device(0)), not_needed);
+      EXPECT_EQ(unimem::advise(a, advice::preferred_location, location::host()), not_needed);
+      EXPECT_EQ(unimem::unadvise(a, advice::preferred_location, location::device(0)), not_needed);
       EXPECT_EQ(unimem::set_intent(a, unimem::intent::map, location::device(0)), not_needed);
       EXPECT_EQ(unimem::set_intent(a.view(), unimem::intent::move), not_needed);
       // Tagged launches, moved and mapped, place nothing and still compute.
       unimem::launch(migration_combine, unimem::grid_for(n), unimem::in(a),
                      unimem::inout(b, unimem::intent::map), unimem::out(c), n);
-      EXPECT_EQ(c.ready_for_host(), not_needed);
+      EXPECT_EQ(unimem::ready_for_host(c), not_needed);
       EXPECT_EQ(c[0], 10 + round);
       EXPECT_EQ(c[n - 1], static_cast<int>(n - 1) + 10 + round);
       EXPECT_EQ(b[n - 1], 11 + round);
       ++round;
       unimem::stream s;
       unimem::launch(migration_fill, unimem::grid_for(n).on(s), unimem::out(c), 3);
-      EXPECT_EQ(c.ready_for_host(s), not_needed);
+      EXPECT_EQ(unimem::ready_for_host(c, s), not_needed);
       EXPECT_EQ(c[n - 1], 3 + static_cast<int>(n - 1));
     }
     // The runtime was given nothing: no prefetch, no advice, no intent.
-    EXPECT_FALSE(a.last_prefetch_location().has_value());
-    EXPECT_FALSE(b.last_prefetch_location().has_value());
-    EXPECT_FALSE(c.last_prefetch_location().has_value());
-    EXPECT_FALSE(b.preferred_location().has_value()) << "a mapped tag gave advice";
-    EXPECT_FALSE(a.is_read_mostly());
-    EXPECT_FALSE(a.preferred_location().has_value());
+    EXPECT_FALSE(unimem::last_prefetch_location(a).has_value());
+    EXPECT_FALSE(unimem::last_prefetch_location(b).has_value());
+    EXPECT_FALSE(unimem::last_prefetch_location(c).has_value());
+    EXPECT_FALSE(unimem::preferred_location(b).has_value()) << "a mapped tag gave advice";
+    EXPECT_FALSE(unimem::is_read_mostly(a));
+    EXPECT_FALSE(unimem::preferred_location(a).has_value());
     EXPECT_EQ(unimem::get_intent(a), unimem::intent::move);
     // accessed_by sets up mappings, which an APU has too: passed on.
     unimem::set_unsupported_policy(unimem::unsupported_policy::ignore);
-    const unimem::hint_status by = a.advise(unimem::advice::accessed_by, location::device(0));
+    const unimem::hint_status by =
+        unimem::advise(a, unimem::advice::accessed_by, location::device(0));
     EXPECT_EQ(by, unimem::device(0).migrates_on_demand() ? unimem::hint_status::applied
                                                          : unimem::hint_status::unsupported);
     if (by == unimem::hint_status::applied) {
-      EXPECT_TRUE(unimem_test::lists(a.accessed_by(), location::device(0)));
-      EXPECT_EQ(a.unadvise(unimem::advice::accessed_by, location::device(0)),
+      EXPECT_TRUE(unimem_test::lists(unimem::accessed_by(a), location::device(0)));
+      EXPECT_EQ(unimem::unadvise(a, unimem::advice::accessed_by, location::device(0)),
                 unimem::hint_status::applied);
     }
   }
   // The pretence is forgotten: the real regime decides again.
   EXPECT_EQ(unimem::detail::device_regime(0, unimem::call_site::current()), real);
   if (real != unimem::memory_regime::apu && unimem::device(0).migrates_on_demand()) {
-    EXPECT_EQ(c.prefetch(location::device(0)), unimem::hint_status::applied);
+    EXPECT_EQ(unimem::prefetch(c, location::device(0)), unimem::hint_status::applied);
     unimem::synchronize();
-    EXPECT_EQ(c.last_prefetch_location(), location::device(0));
+    EXPECT_EQ(unimem::last_prefetch_location(c), location::device(0));
   }
   // A pretended no_migration gives unsupported (the hook also decides migrates_on_demand).
   {
     const unimem_test::pretend_regime none(0, unimem::memory_regime::no_migration);
     EXPECT_FALSE(unimem::migrates_on_demand(location::device(0)));
-    EXPECT_EQ(c.prefetch(location::host()), unimem::hint_status::unsupported);
+    EXPECT_EQ(unimem::prefetch(c, location::host()), unimem::hint_status::unsupported);
   }
   EXPECT_EQ(unimem::migrates_on_demand(location::device(0)),
             unimem::device(0).migrates_on_demand());
@@ -905,7 +981,7 @@ TEST(PlacementGpu, TaggedLaunchOverResidentDataPlacesNothingUntilTheHostTouchesI
   const std::size_t n = x.n;
   x.launch();
   x.s.synchronize();
-  EXPECT_EQ(a.last_prefetch_location(), location::device(0));
+  EXPECT_EQ(unimem::last_prefetch_location(a), location::device(0));
   // Behind unimem's back (no CPU touch): a's pages go to the host. A launch that still placed
   // its ranges would prefetch a again; one that trusts the record leaves it alone.
   const bool skipped = unimem_test::in_a_quiet_run([&] {
@@ -914,7 +990,7 @@ TEST(PlacementGpu, TaggedLaunchOverResidentDataPlacesNothingUntilTheHostTouchesI
     x.raw_prefetch_to_host(a.data(), a.size_bytes());
     x.launch();
     x.s.synchronize();
-    return a.last_prefetch_location() == location::host();
+    return unimem::last_prefetch_location(a) == location::host();
   });
   EXPECT_TRUE(skipped) << "a tagged launch over resident data placed it again";
   // Every way the host can touch a buffer's GPU pages moves them back at the next tagged
@@ -956,7 +1032,7 @@ TEST(PlacementGpu, TaggedLaunchOverResidentDataPlacesNothingUntilTheHostTouchesI
     touch();
     x.launch();
     x.s.synchronize();
-    EXPECT_EQ(a.last_prefetch_location(), location::device(0));
+    EXPECT_EQ(unimem::last_prefetch_location(a), location::device(0));
   };
   placed_again_after("host_touched(a)", [&] { unimem::host_touched(a); });
   placed_again_after("host_touched(view of a)", [&] { unimem::host_touched(a.view()); });
@@ -987,7 +1063,8 @@ TEST(PlacementGpu, HostFaultsOnOtherMemoryLeaveRecordsHolding) {
     work();
     x.launch();
     x.s.synchronize();
-    EXPECT_EQ(x.a.last_prefetch_location(), location::host()) << "a's record stopped holding";
+    EXPECT_EQ(unimem::last_prefetch_location(x.a), location::host())
+        << "a's record stopped holding";
   };
   trusted_after("one fresh page of ordinary memory",
                 [] { (void)unimem_test::fault_fresh_memory(1); });
@@ -1017,19 +1094,20 @@ TEST(PlacementGpu, ExplicitPrefetchOfAPlacedBufferIsFreeAndFirstTouchRecords) {
         unimem::detail::backend::prefetch(f.data(), f.size_bytes(), host, s.get()),
         {__FILE__, __LINE__});
     s.synchronize();
-    (void)f.prefetch(location::device(0), s);  // the record from first touch holds: nothing
+    // The record from first touch holds: nothing moves.
+    (void)unimem::prefetch(f, location::device(0), s);
     s.synchronize();
-    const bool skipped = f.last_prefetch_location() == location::host();
+    const bool skipped = unimem::last_prefetch_location(f) == location::host();
     unimem::host_touched(f);
-    (void)f.prefetch(location::device(0), s);
+    (void)unimem::prefetch(f, location::device(0), s);
     s.synchronize();
-    return skipped && f.last_prefetch_location() == location::device(0);
+    return skipped && unimem::last_prefetch_location(f) == location::device(0);
   });
   EXPECT_TRUE(first_touch_recorded);
   // A view's prefetch never trusts a record (it has none).
   (void)unimem::prefetch(f.view(), location::device(0), s);
   s.synchronize();
-  EXPECT_EQ(f.last_prefetch_location(), location::device(0));
+  EXPECT_EQ(unimem::last_prefetch_location(f), location::device(0));
 }
 
 TEST(IntentGpu, MappedTagsKeepDataOnTheHostAndAdviseOnce) {
@@ -1050,7 +1128,7 @@ TEST(IntentGpu, MappedTagsKeepDataOnTheHostAndAdviseOnce) {
       b[i] = 7 * round;
     }
     launch();
-    EXPECT_EQ(c.ready_for_host(s), unimem::hint_status::applied);
+    EXPECT_EQ(unimem::ready_for_host(c, s), unimem::hint_status::applied);
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < n; ++i) {
       wrong += c[i] != static_cast<int>(i) + round + 7 * round || b[i] != 7 * round + 1;
@@ -1058,9 +1136,9 @@ TEST(IntentGpu, MappedTagsKeepDataOnTheHostAndAdviseOnce) {
     ASSERT_EQ(wrong, 0u) << "round " << round;
     for (auto* buf : {&a, &b, &c}) {
       EXPECT_EQ(unimem::get_intent(*buf), unimem::intent::map);
-      EXPECT_EQ(buf->preferred_location(), location::host());
-      EXPECT_TRUE(unimem_test::lists(buf->accessed_by(), location::device(0)));
-      EXPECT_FALSE(buf->last_prefetch_location().has_value())
+      EXPECT_EQ(unimem::preferred_location(*buf), location::host());
+      EXPECT_TRUE(unimem_test::lists(unimem::accessed_by(*buf), location::device(0)));
+      EXPECT_FALSE(unimem::last_prefetch_location(*buf).has_value())
           << "a mapped range was prefetched (to the GPU, or back by ready_for_host)";
     }
   }
@@ -1076,19 +1154,19 @@ TEST(IntentGpu, MappedTagsKeepDataOnTheHostAndAdviseOnce) {
         {__FILE__, __LINE__});
     launch();
     s.synchronize();
-    return !unimem_test::lists(a.accessed_by(), location::device(0));
+    return !unimem_test::lists(unimem::accessed_by(a), location::device(0));
   });
   EXPECT_TRUE(trusted);
   // Once unimem is told (or a fault happens), the tag makes the range mapped again.
   unimem::host_touched(a);
   launch();
   s.synchronize();
-  EXPECT_TRUE(unimem_test::lists(a.accessed_by(), location::device(0)));
+  EXPECT_TRUE(unimem_test::lists(unimem::accessed_by(a), location::device(0)));
   // Advice withdrawn through unimem: its record forgets, and the next mapped tag restores it.
-  a.unadvise(unimem::advice::accessed_by, location::device(0));
+  unimem::unadvise(a, unimem::advice::accessed_by, location::device(0));
   launch();
   s.synchronize();
-  EXPECT_TRUE(unimem_test::lists(a.accessed_by(), location::device(0)));
+  EXPECT_TRUE(unimem_test::lists(unimem::accessed_by(a), location::device(0)));
 }
 
 TEST(IntentGpu, MovedUndoesMappingAndPlainTagsFollowTheIntent) {
@@ -1098,26 +1176,26 @@ TEST(IntentGpu, MovedUndoesMappingAndPlainTagsFollowTheIntent) {
   unimem::stream s;
   ASSERT_EQ(unimem::set_intent(a, unimem::intent::map), unimem::hint_status::applied);
   EXPECT_EQ(unimem::get_intent(a), unimem::intent::map);
-  EXPECT_EQ(a.preferred_location(), location::host());
+  EXPECT_EQ(unimem::preferred_location(a), location::host());
   // Plain tags follow the intent: a is mapped, not moved; b (no intent) moves.
   unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a), unimem::inout(b),
                  unimem::out(c), n);
   s.synchronize();
-  EXPECT_FALSE(a.last_prefetch_location().has_value());
-  EXPECT_EQ(b.last_prefetch_location(), location::device(0));
+  EXPECT_FALSE(unimem::last_prefetch_location(a).has_value());
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::device(0));
   EXPECT_EQ(c[n - 1], 1);
   // A moved tag switches it back: the advice is withdrawn and the range is prefetched.
   unimem::launch(migration_combine, unimem::grid_for(n).on(s), unimem::in(a, unimem::intent::move),
                  unimem::inout(b), unimem::out(c), n);
   s.synchronize();
   EXPECT_EQ(unimem::get_intent(a), unimem::intent::move);
-  EXPECT_FALSE(a.preferred_location().has_value());
-  EXPECT_TRUE(a.accessed_by().empty());
-  EXPECT_EQ(a.last_prefetch_location(), location::device(0));
+  EXPECT_FALSE(unimem::preferred_location(a).has_value());
+  EXPECT_TRUE(unimem::accessed_by(a).empty());
+  EXPECT_EQ(unimem::last_prefetch_location(a), location::device(0));
   EXPECT_EQ(c[0], 2);
   // The intent is the runtime's advice, however it was given: advise() counts too.
-  a.advise(unimem::advice::preferred_location, location::host());
-  a.advise(unimem::advice::accessed_by, location::device(0));
+  unimem::advise(a, unimem::advice::preferred_location, location::host());
+  unimem::advise(a, unimem::advice::accessed_by, location::device(0));
   EXPECT_EQ(unimem::get_intent(a), unimem::intent::map);
 }
 
@@ -1137,8 +1215,8 @@ TEST(IntentGpu, AViewMappedInsideABufferIsSeenByTheBuffersNextLaunch) {
   // moves all of it (intents are per whole range: a partly mapped range moves).
   unimem::launch(migration_fill, unimem::grid_for(n).on(s), unimem::out(a), 20);
   s.synchronize();
-  EXPECT_EQ(a.last_prefetch_location(), location::device(0));
-  EXPECT_EQ(a.ready_for_host(), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::last_prefetch_location(a), location::device(0));
+  EXPECT_EQ(unimem::ready_for_host(a), unimem::hint_status::applied);
   for (std::size_t i : {std::size_t{0}, n / 2 - 1, n / 2, n - 1}) {
     EXPECT_EQ(a[i], 20 + static_cast<int>(i));
   }
@@ -1177,7 +1255,7 @@ TEST(IntentGpu, FreedMemoryKeepsNoIntentAndBadRequestsThrow) {
   EXPECT_EQ(unimem::get_intent(z), unimem::intent::move);
   unimem::launch(migration_fill, unimem::grid_for(z.size()), unimem::out(z, unimem::intent::map),
                  5);
-  EXPECT_EQ(z.ready_for_host(), unimem::hint_status::unsupported);
+  EXPECT_EQ(unimem::ready_for_host(z), unimem::hint_status::unsupported);
   EXPECT_EQ(z[999], 5 + 999);
   unimem::set_unsupported_policy(unimem::unsupported_policy::throw_error);
   EXPECT_THROW(unimem::set_intent(z, unimem::intent::map, location::device(0)), unimem::error);
@@ -1187,19 +1265,84 @@ TEST(PlacementGpu, AttachToAStream) {
   UNIMEM_REQUIRE_GPU();
   unimem::stream s;
   unimem::managed_buffer<int> b(1 << 16, 0);
-  b.attach(s, unimem::attach_mode::single);
+  unimem::attach(b, s, unimem::attach_mode::single);
   unimem::launch(migration_fill, unimem::grid_for(b.size()).on(s), b, 9);
   s.synchronize();  // with single attachment the host may touch b once s is idle
   EXPECT_EQ(b[10], 19);
-  b.attach(s, unimem::attach_mode::host);
+  unimem::attach(b, s, unimem::attach_mode::host);
   s.synchronize();
   b[0] = 1;
-  b.attach(s, unimem::attach_mode::global);
+  unimem::attach(b, s, unimem::attach_mode::global);
   s.synchronize();
   unimem::launch(migration_fill, unimem::grid_for(b.size()), b, 0);
   unimem::synchronize();
   EXPECT_EQ(b[0], 0);
   EXPECT_EQ(b[65535], 65535);
+}
+
+// The same placement calls, spelled the same, over a managed_buffer and a pool_buffer of n ints
+// on the GPU of stream s. takes_advice: false for memory the runtime takes no advice for (CUDA
+// 13's managed pools answer "not supported": the calls say unsupported, as on a device that
+// cannot migrate).
+template <class B>
+void expect_placement_calls(B& b, unimem::stream& s, bool takes_advice) {
+  using unimem::advice;
+  using unimem::hint_status;
+  const location gpu = location::device(s.device_id());
+  EXPECT_EQ(unimem::prefetch(b, gpu, s), hint_status::applied);
+  EXPECT_EQ(unimem::ready_for_host(b, s), hint_status::applied);
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::host());
+  EXPECT_EQ(unimem::prefetch(b, gpu, s), hint_status::applied);
+  s.synchronize();
+  EXPECT_EQ(unimem::last_prefetch_location(b), gpu);
+  const hint_status advised = takes_advice ? hint_status::applied : hint_status::unsupported;
+  EXPECT_EQ(unimem::advise(b, advice::read_mostly), advised);
+  EXPECT_EQ(unimem::is_read_mostly(b), takes_advice);
+  EXPECT_EQ(unimem::unadvise(b, advice::read_mostly), advised);
+  EXPECT_FALSE(unimem::is_read_mostly(b));
+  EXPECT_EQ(unimem::advise(b, advice::preferred_location, gpu), advised);
+  EXPECT_EQ(unimem::preferred_location(b).has_value(), takes_advice);
+  EXPECT_EQ(unimem::unadvise(b, advice::preferred_location, gpu), advised);
+  EXPECT_FALSE(unimem::preferred_location(b).has_value());
+  EXPECT_EQ(unimem::advise(b, advice::accessed_by, gpu), advised);
+  EXPECT_EQ(unimem_test::lists(unimem::accessed_by(b), gpu), takes_advice);
+  EXPECT_EQ(unimem::unadvise(b, advice::accessed_by, gpu), advised);
+  EXPECT_TRUE(unimem::accessed_by(b).empty());
+  if (takes_advice) {  // an intent is advice
+    EXPECT_EQ(unimem::set_intent(b, unimem::intent::map, gpu), hint_status::applied);
+    EXPECT_EQ(unimem::get_intent(b), unimem::intent::map);
+    EXPECT_EQ(unimem::set_intent(b, unimem::intent::move, gpu), hint_status::applied);
+  }
+  EXPECT_EQ(unimem::get_intent(b), unimem::intent::move);
+  unimem::host_touched(b);
+  unimem::launch(migration_fill, unimem::grid_for(b.size()).on(s), unimem::out(b), 3);
+  EXPECT_EQ(unimem::ready_for_host(b, s), hint_status::applied);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) wrong += b[i] != 3 + static_cast<int>(i);
+  EXPECT_EQ(wrong, 0u);
+}
+
+TEST(PlacementGpu, PoolBuffersTakeTheSamePlacementCallsAsManagedBuffers) {
+  UNIMEM_REQUIRE_GPU();
+  if (!unimem::migrates_on_demand(location::device(0)) ||
+      unimem::device(0).regime() == unimem::memory_regime::apu) {
+    GTEST_SKIP() << "device 0 places no pages (it cannot migrate, or it is an APU)";
+  }
+  const std::size_t n = mib;  // 4 MiB of ints
+  unimem::stream s;           // before the buffers: pool memory is given back on it
+  {
+    SCOPED_TRACE("managed_buffer");
+    unimem::managed_buffer<int> m(n, unimem::uninitialized);
+    expect_placement_calls(m, s, true);
+  }
+  unimem::managed_pool_options caching;
+  caching.use_runtime_pool = false;
+  for (const unimem::managed_pool_options& o : {unimem::managed_pool_options(), caching}) {
+    unimem::managed_pool pool(o);
+    SCOPED_TRACE(pool.implementation_name());
+    unimem::pool_buffer<int> p(n, pool, s);
+    expect_placement_calls(p, s, !pool.uses_runtime_pool());
+  }
 }
 
 TEST(StreamGpu, OwnsAndMoves) {

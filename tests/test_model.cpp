@@ -1591,7 +1591,7 @@ class executor {
       } else if (o.form & kWhole) {
         expect_member(b);
         if constexpr (has_placement_members<buffer_type>()) {
-          expect_not_empty(b.prefetch(l, stream(o.s)));
+          expect_not_empty(unimem::prefetch(b, l, stream(o.s)));
         }
       } else {
         expect_not_empty(unimem::prefetch(b.view().subview(o.a_off, o.len), l, stream(o.s)));
@@ -1632,9 +1632,9 @@ class executor {
     const bool whole_buffer = (o.form & kWhole) != 0;
     unimem::hint_status status;
     if (whole_buffer && no_location) {
-      status = set ? b.advise(a) : b.unadvise(a);
+      status = set ? unimem::advise(b, a) : unimem::unadvise(b, a);
     } else if (whole_buffer) {
-      status = set ? b.advise(a, l) : b.unadvise(a, l);
+      status = set ? unimem::advise(b, a, l) : unimem::unadvise(b, a, l);
     } else if (no_location) {
       status = set ? unimem::advise(v, a) : unimem::unadvise(v, a);
     } else {
@@ -1670,7 +1670,8 @@ class executor {
       } else if (whole_buffer) {
         expect_member(b);
         if constexpr (has_placement_members<buffer_type>()) {
-          expect_not_empty(o.s < 0 ? b.ready_for_host() : b.ready_for_host(stream(o.s)));
+          expect_not_empty(o.s < 0 ? unimem::ready_for_host(b)
+                                   : unimem::ready_for_host(b, stream(o.s)));
         }
       } else if (o.s < 0) {
         expect_not_empty(unimem::ready_for_host(v));

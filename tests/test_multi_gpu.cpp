@@ -26,12 +26,12 @@ TEST(MultiGpu, PrefetchToSecondGpuThenRunThere) {
   UNIMEM_REQUIRE_TWO_GPUS();
   const std::size_t n = (16 << 20) + 5;
   unimem::managed_buffer<int> b(n, 1);
-  b.prefetch(location::device(1));
+  unimem::prefetch(b, location::device(1));
   unimem::launch(multi_gpu_add, unimem::grid_for(n).on_device(1), b, n, 2);
   unimem::device(1).synchronize();
-  EXPECT_EQ(b.last_prefetch_location(), location::device(1));
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::device(1));
   EXPECT_EQ(unimem::device::current().device_id(), 0);  // on_device() did not leak
-  b.ready_for_host();
+  unimem::ready_for_host(b);
   for (std::size_t i = 0; i < n; i += 1013) ASSERT_EQ(b[i], 3);
   EXPECT_EQ(b[n - 1], 3);
 }
@@ -40,17 +40,17 @@ TEST(MultiGpu, AccessedByWithPreferredLocationKeepsDataIntact) {
   UNIMEM_REQUIRE_TWO_GPUS();
   const std::size_t n = 8 << 20;
   unimem::managed_buffer<int> b(n, 10);
-  b.advise(unimem::advice::preferred_location, location::device(0));
-  b.advise(unimem::advice::accessed_by, location::device(1));
-  b.prefetch(location::device(0));
+  unimem::advise(b, unimem::advice::preferred_location, location::device(0));
+  unimem::advise(b, unimem::advice::accessed_by, location::device(1));
+  unimem::prefetch(b, location::device(0));
   unimem::synchronize();
   {
     unimem::device_guard on1(1);  // the scoped form of on_device()
     unimem::launch(multi_gpu_add, unimem::grid_for(n), b, n, 5);  // GPU1 works remotely
     unimem::synchronize();
   }
-  EXPECT_EQ(b.preferred_location(), location::device(0));
-  const auto by = b.accessed_by();
+  EXPECT_EQ(unimem::preferred_location(b), location::device(0));
+  const auto by = unimem::accessed_by(b);
   ASSERT_EQ(by.size(), 1u);
   EXPECT_EQ(by[0], location::device(1));
   unimem::launch(multi_gpu_add, unimem::grid_for(n), b, n, 1);  // and GPU0 locally
@@ -67,20 +67,20 @@ TEST(MultiGpu, TagsFollowTheLaunchDevice) {
   unimem::stream s1(unimem::device(1));
   unimem::launch(multi_gpu_add, unimem::grid_for(n).on(s1).on_device(1), unimem::inout(b), n, 7);
   s1.synchronize();
-  EXPECT_EQ(b.last_prefetch_location(), location::device(1));
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::device(1));
   unimem::launch(multi_gpu_add, unimem::grid_for(n), unimem::inout(b), n, 1);
   unimem::synchronize();
-  EXPECT_EQ(b.last_prefetch_location(), location::device(0));
-  b.ready_for_host();
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::device(0));
+  unimem::ready_for_host(b);
   for (std::size_t i = 0; i < n; i += 997) ASSERT_EQ(b[i], 8);
 }
 
 TEST(MultiGpu, FirstTouchOnTheSecondGpu) {
   UNIMEM_REQUIRE_TWO_GPUS();
   unimem::managed_buffer<int> b(1 << 20, unimem::first_touch(location::device(1)));
-  EXPECT_EQ(b.last_prefetch_location(), location::device(1));
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::device(1));
   EXPECT_EQ(unimem::device::current().device_id(), 0);
-  b.ready_for_host();
+  unimem::ready_for_host(b);
   for (std::size_t i = 0; i < b.size(); i += 101) ASSERT_EQ(b[i], 0);
 }
 
@@ -93,11 +93,11 @@ TEST(MultiGpu, MappedIntentServesBothGpusAndMovedUndoesBoth) {
                  unimem::inout(b, unimem::intent::map), n, 4);
   unimem::synchronize_all_devices();
   EXPECT_EQ(unimem::get_intent(b), unimem::intent::map);
-  EXPECT_EQ(b.preferred_location(), location::host());
-  const auto by = b.accessed_by();
+  EXPECT_EQ(unimem::preferred_location(b), location::host());
+  const auto by = unimem::accessed_by(b);
   EXPECT_TRUE(unimem_test::lists(by, location::device(0)));
   EXPECT_TRUE(unimem_test::lists(by, location::device(1)));
-  EXPECT_FALSE(b.last_prefetch_location().has_value());
+  EXPECT_FALSE(unimem::last_prefetch_location(b).has_value());
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i) wrong += b[i] != 7;
   EXPECT_EQ(wrong, 0u);
@@ -105,10 +105,10 @@ TEST(MultiGpu, MappedIntentServesBothGpusAndMovedUndoesBoth) {
   unimem::launch(multi_gpu_add, unimem::grid_for(n).on_device(1),
                  unimem::inout(b, unimem::intent::move), n, 1);
   unimem::device(1).synchronize();
-  EXPECT_TRUE(b.accessed_by().empty());
-  EXPECT_FALSE(b.preferred_location().has_value());
-  EXPECT_EQ(b.last_prefetch_location(), location::device(1));
-  b.ready_for_host();
+  EXPECT_TRUE(unimem::accessed_by(b).empty());
+  EXPECT_FALSE(unimem::preferred_location(b).has_value());
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::device(1));
+  unimem::ready_for_host(b);
   EXPECT_EQ(b[n - 1], 8);
 }
 
@@ -122,11 +122,11 @@ TEST(MultiGpu, PlacementRecordsFollowTheBufferFromGpuToGpu) {
     s.synchronize();
   };
   add_on(s0, 1);
-  EXPECT_EQ(b.last_prefetch_location(), location::device(0));
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::device(0));
   add_on(s1, 2);  // the record says GPU0: the launch on GPU1 moves the buffer there
-  EXPECT_EQ(b.last_prefetch_location(), location::device(1));
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::device(1));
   add_on(s0, 4);  // and back
-  EXPECT_EQ(b.last_prefetch_location(), location::device(0));
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::device(0));
   // A view moved to GPU1 (pages no record describes, one GPU of several): every record stops
   // holding, so b's next launch on GPU0 places it again, whatever b's record said.
   (void)unimem::prefetch(b.view().subview(0, 1000), location::device(1), s1);
@@ -134,7 +134,7 @@ TEST(MultiGpu, PlacementRecordsFollowTheBufferFromGpuToGpu) {
   EXPECT_EQ(unimem::last_prefetch_location(b.view().subview(0, 1000)), location::device(1));
   add_on(s0, 8);
   EXPECT_EQ(unimem::last_prefetch_location(b.view().subview(0, 1000)), location::device(0));
-  b.ready_for_host();
+  unimem::ready_for_host(b);
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i) wrong += b[i] != 15;
   EXPECT_EQ(wrong, 0u);

@@ -43,7 +43,7 @@ TEST(NoGpu, DeviceObjectsThrow) {
   EXPECT_THROW(unimem::synchronize(), unimem::error);
   EXPECT_NO_THROW(unimem::synchronize_all_devices());  // no GPU: nothing to wait for
   unimem::managed_buffer<int> empty;
-  EXPECT_EQ(empty.ready_for_host(), unimem::hint_status::empty);  // no runtime call
+  EXPECT_EQ(unimem::ready_for_host(empty), unimem::hint_status::empty);  // no runtime call
 }
 
 // A failed read of a device's properties publishes nothing: each query reads again and throws

@@ -291,7 +291,7 @@ TEST(RegressionGpu, RefusedTaggedLaunchLosesNoData) {
                               unimem::in(a), n, 1.0f),
                unimem::error);
   s.synchronize();
-  b.ready_for_host(s);
+  unimem::ready_for_host(b, s);
   EXPECT_EQ(count_not_equal(b, 42.0f), 0u) << "b[0] = " << b[0];
   // The refusals left no error behind: a valid launch works and writes every element.
   unimem::launch(regression_out_then_in, unimem::grid_for(n).on(s), unimem::out(b), unimem::in(a),
@@ -333,7 +333,7 @@ TEST(RegressionMultiGpu, ReadyForHostWaitsForWritesOnAnotherGpu) {
     unimem::launch(regression_fill, unimem::grid_for(n), m, n, 99);
   }
   ASSERT_EQ(unimem::device::current().device_id(), 0);
-  EXPECT_EQ(m.ready_for_host(), unimem::hint_status::applied);
+  EXPECT_EQ(unimem::ready_for_host(m), unimem::hint_status::applied);
   EXPECT_EQ(count_not_equal(m, 99), 0u) << "the CPU read while GPU 1 was still writing: m[0] = "
                                         << m[0];
   unimem::device(1).synchronize();
@@ -351,7 +351,7 @@ TEST(RegressionMultiGpu, ReadyForHostOnAGpuThatCannotMigrateWaitsForEveryGpu) {
   }
   {
     unimem_test::pretend_no_migration no(0);
-    EXPECT_EQ(m.ready_for_host(s0), unimem::hint_status::unsupported);
+    EXPECT_EQ(unimem::ready_for_host(m, s0), unimem::hint_status::unsupported);
   }
   EXPECT_EQ(count_not_equal(m, 99), 0u) << "the CPU read while GPU 1 was still writing: m[0] = "
                                         << m[0];
@@ -369,15 +369,15 @@ TEST(RegressionMultiGpu, TagsPlaceDataOnTheDeviceOfTheLaunchStream) {
   ASSERT_EQ(unimem::device::current().device_id(), 0);
   unimem::launch(regression_add, unimem::grid_for(n).on(s1), unimem::inout(b), n, 7);
   s1.synchronize();
-  EXPECT_EQ(b.last_prefetch_location(), location::device(1)) << "the pages went to GPU 0";
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::device(1)) << "the pages went to GPU 0";
   EXPECT_EQ(unimem::device::current().device_id(), 0);
   // A native handle: the runtime is asked for the stream's device.
-  b.prefetch(location::device(0));
+  unimem::prefetch(b, location::device(0));
   unimem::synchronize();
   unimem::launch(regression_add, unimem::grid_for(n).on(unimem::stream_ref(s1.get())),
                  unimem::inout(b), n, 1);
   s1.synchronize();
-  EXPECT_EQ(b.last_prefetch_location(), location::device(1)) << "native handle";
+  EXPECT_EQ(unimem::last_prefetch_location(b), location::device(1)) << "native handle";
   // A stream of GPU 1 with on_device(0) is refused, with and without tags.
   EXPECT_THROW(unimem::launch(regression_add, unimem::grid_for(n).on(s1).on_device(0),
                               unimem::inout(b), n, 100),
@@ -385,6 +385,6 @@ TEST(RegressionMultiGpu, TagsPlaceDataOnTheDeviceOfTheLaunchStream) {
   EXPECT_THROW(unimem::launch(regression_add, unimem::grid_for(n).on(s1).on_device(0), b, n, 100),
                unimem::error);
   EXPECT_EQ(unimem::device::current().device_id(), 0);
-  b.ready_for_host();
+  unimem::ready_for_host(b);
   EXPECT_EQ(count_not_equal(b, 8), 0u);
 }

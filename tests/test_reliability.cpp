@@ -44,7 +44,7 @@ TEST(Reliability, MovedFromBuffersAreEmptyAndUsable) {
   EXPECT_TRUE(moved.empty());
   EXPECT_EQ(moved.data(), nullptr);
   EXPECT_THROW((void)moved.at(0), unimem::argument_error);
-  EXPECT_EQ(moved.prefetch(location::device(0)), unimem::hint_status::empty);
+  EXPECT_EQ(unimem::prefetch(moved, location::device(0)), unimem::hint_status::empty);
   EXPECT_TRUE(moved.view().empty());
   std::vector<int> none;
   EXPECT_NO_THROW(unimem::copy(none, moved));
@@ -82,8 +82,8 @@ TEST(ReliabilityGpu, NullAndForeignRangesAreReported) {
   EXPECT_THROW(unimem::prefetch(device_memory.view(), location::host()), unimem::error);
   EXPECT_THROW((void)unimem::preferred_location(device_memory.view()), unimem::error);
   unimem::managed_buffer<float> fine(10, 1.0f);
-  EXPECT_EQ(fine.prefetch(location::device(0)), unimem::hint_status::applied);
-  fine.ready_for_host();
+  EXPECT_EQ(unimem::prefetch(fine, location::device(0)), unimem::hint_status::applied);
+  unimem::ready_for_host(fine);
   EXPECT_EQ(fine[9], 1.0f);
 }
 
@@ -153,10 +153,10 @@ stress_outcome stress_run(int threads, int rounds) {
         for (int r = 0; r < rounds; ++r) {
           const std::size_t n = 1000 + static_cast<std::size_t>(t * 37 + r % 101);
           unimem::managed_buffer<int> b(n, unimem::uninitialized);
-          b.prefetch(location::device(0), s);
+          unimem::prefetch(b, location::device(0), s);
           const int base = r * threads + t;
           unimem::launch(reliability_fill, unimem::grid_for(n).on(s), unimem::out(b), n, base);
-          b.ready_for_host(s);
+          unimem::ready_for_host(b, s);
           for (std::size_t i = 0; i < n; ++i) wrong += b[i] != base + static_cast<int>(i);
         }
       } catch (const std::exception& e) {

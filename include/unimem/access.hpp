@@ -1,9 +1,9 @@
-// unimem: access tags for launch(): in(a), out(b), inout(c) place their ranges on the
-// launching device, on the launch stream, before the kernel. Runtime-free: a tag only records
-// the range and how the kernel uses it; launch() acts on it.
 /// @file
 /// @brief Access tags for launch(): in(), out() and inout() say how a kernel uses a range, and
-/// launch() places the tagged ranges on the launching device before the kernel. Runtime-free.
+/// launch() places the tagged ranges on the launching device before the kernel. Each is written
+/// once over anything that gives a view (kernel_argument.hpp): a view, a unimem buffer,
+/// managed_vector or a container that opted in through unimem_view. Runtime-free: a tag only
+/// records the range and how the kernel uses it; launch() acts on it.
 #pragma once
 
 #include "config.hpp"
@@ -12,13 +12,18 @@
 
 #include <type_traits>
 
-// The record hook is called from outside unimem, where argument-dependent lookup alone finds
-// it (as for unimem_view, kernel_argument.hpp). managed_buffer defines it as a hidden friend.
+// The hook through which a buffer that keeps a placement record (managed_buffer, pool_buffer)
+// hands it to the tags and the placement calls, as a hidden friend; null for other ranges.
+// Called from outside unimem, where argument-dependent lookup alone finds it (as unimem_view,
+// kernel_argument.hpp).
 namespace unimem_detail_adl {
 template <class C>
-constexpr auto record_hook(const C& c) noexcept -> decltype(unimem_detail_placement_record(c)) {
+constexpr auto record_hook(const C& c, int) noexcept
+    -> decltype(unimem_detail_placement_record(c)) {
   return unimem_detail_placement_record(c);
 }
+template <class C>
+constexpr decltype(nullptr) record_hook(const C&, long) noexcept { return nullptr; }
 }  // namespace unimem_detail_adl
 
 UNIMEM_BEGIN_NAMESPACE
@@ -27,10 +32,9 @@ UNIMEM_BEGIN_NAMESPACE
 enum class access_mode {
   /// Read only: prefetched; reaches the kernel as const T* or view<const T>.
   in,
-  /// Every element is overwritten and the old contents are not needed. Placed as inout is:
-  /// the discarding prefetch that once populated out() ranges on the GPU without moving their
-  /// data is not used, since no runtime query can tell whether part of a range has read-mostly
-  /// advice, where the CUDA 13 driver loses the kernel's writes after a discard
+  /// Every element is overwritten and the old contents are not needed. Placed as inout is: a
+  /// discarding prefetch is not used, since no runtime query can tell whether part of a range
+  /// has read-mostly advice, where the CUDA 13 driver loses the kernel's writes after a discard
   /// (docs/architecture.md, "Placement records").
   out,
   /// Read and written: prefetched.
@@ -66,9 +70,6 @@ enum class intent_choice : unsigned char { follow, move, map, plain };
 constexpr intent_choice choice(intent i) noexcept {
   return i == intent::map ? intent_choice::map : intent_choice::move;
 }
-}  // namespace detail
-
-namespace detail {
 class placement_record;  // detail/placement_record.hpp
 }  // namespace detail
 
@@ -84,21 +85,10 @@ struct access_tag {
 };
 
 namespace detail {
-template <class C, class = void>
-struct has_record_hook : std::false_type {};
-template <class C>
-struct has_record_hook<C, std::void_t<decltype(::unimem_detail_adl::record_hook(
-                              std::declval<const C&>()))>> : std::true_type {};
-
-/// The placement record of a container that keeps one (managed_buffer), else null.
+/// The placement record of a range that keeps one (managed_buffer, pool_buffer), else null.
 template <class C>
 placement_record* record_of(const C& c) noexcept {
-  if constexpr (has_record_hook<std::remove_cv_t<C>>::value) {
-    return ::unimem_detail_adl::record_hook(c);
-  } else {
-    (void)c;
-    return nullptr;
-  }
+  return ::unimem_detail_adl::record_hook(c, 0);
 }
 
 template <class T>
@@ -106,59 +96,55 @@ struct is_access_tag : std::false_type {};
 template <class T, access_mode M>
 struct is_access_tag<access_tag<T, M>> : std::true_type {};
 
-/// Whether container C declares memory that stays on a GPU (device memory: kernels reach it,
-/// the CPU does not, and it never moves): a tag over it has nothing to place.
-template <class C>
-constexpr bool stays_on_gpu() {
-  using kind = declared_memory_kind_t<C>;
-  if constexpr (std::is_void<kind>::value) {
-    return false;
-  } else {
-    return !kind::migrates && kind::device_accessible && !kind::host_accessible;
-  }
-}
+/// Enables a tag or a placement call for R: a view, or a container that opted in through
+/// unimem_view (kernel_argument.hpp).
+template <class R>
+using if_range = std::enable_if_t<viewable_v<std::remove_reference_t<R>>, int>;
 
-/// What a tag may name: a view, or an lvalue container that opted in (kernel_argument.hpp)
-/// whose memory can move (managed memory, or a kind it does not declare) or stays on a GPU.
-template <class C>
-constexpr bool taggable() {
-  using kind = declared_memory_kind_t<C>;
-  if constexpr (!std::is_void<kind>::value) {
-    static_assert(kind::migrates || stays_on_gpu<C>(),
-                  "unimem::in/out/inout: access tags place managed memory (and pass device "
-                  "memory through); this container's memory (pinned host memory) never moves: "
-                  "pass it untagged");
-  }
-  return viewable_v<C>;
-}
+/// Whether memory kind K (void: the range declares none) can move, or stays on a GPU (device
+/// memory: kernels reach it, the CPU does not, it never moves; a tag over it places nothing).
+template <class K>
+inline constexpr bool kind_migrates = K::migrates;
+template <>
+inline constexpr bool kind_migrates<void> = true;
+template <class K>
+inline constexpr bool stays_on_gpu = !K::migrates && K::device_accessible && !K::host_accessible;
+template <>
+inline constexpr bool stays_on_gpu<void> = false;
 
-/// The tag of container c over its elements v: an access_tag carrying c's placement record; for
-/// memory that stays on a GPU (a device_buffer) the view itself, which launch() passes as it
-/// passes the untagged buffer: nothing to place, no runtime call, no record.
-template <class T, access_mode Mode, class C>
-auto tag_of(const C& c, view<T> v) noexcept {
-  if constexpr (stays_on_gpu<C>()) {
-    (void)c;
-    return v;
+/// The tag of mode M over r (R as the caller named it: a view, or an lvalue container) with
+/// intent `how`: an access_tag carrying r's placement record; for memory that stays on a GPU
+/// (a device_buffer) the view itself, which launch() passes as the untagged buffer: nothing to
+/// place, no runtime call, no record.
+template <access_mode M, class R>
+auto tag(std::remove_reference_t<R>& r, intent_choice how) noexcept {
+  using C = std::remove_cv_t<std::remove_reference_t<R>>;
+  using K = declared_memory_kind_t<C>;
+  static_assert(is_view<C>::value || std::is_lvalue_reference<R>::value,
+                "unimem::in/out/inout: a temporary container would be freed before the kernel "
+                "runs: tag a named one");
+  static_assert(kind_migrates<K> || stays_on_gpu<K>,
+                "unimem::in/out/inout: access tags place managed memory (and pass device "
+                "memory through); this container's memory (pinned host memory) never moves: "
+                "pass it untagged");
+  using E = typename decltype(to_view(r))::element_type;
+  static_assert(M != access_mode::out || !std::is_const<E>::value,
+                "unimem::out: the kernel writes this range; it cannot be const");
+  static_assert(M != access_mode::inout || !std::is_const<E>::value,
+                "unimem::inout: the kernel writes this range; it cannot be const");
+  using T = std::conditional_t<M == access_mode::in, const E, E>;
+  if constexpr (stays_on_gpu<K>) {
+    (void)how;
+    return view<T>(to_view(r));
   } else {
-    return access_tag<T, Mode>{v, intent_choice::follow, record_of(c)};
+    return access_tag<T, M>{to_view(r), how, record_of(r)};
   }
-}
-
-/// Tag t with its intent set to i; a tag over device memory (a view) has no intent to set.
-template <class Tag>
-Tag with_intent(Tag t, intent i) noexcept {
-  if constexpr (is_access_tag<Tag>::value) {
-    t.how = choice(i);
-  } else {
-    (void)i;
-  }
-  return t;
 }
 }  // namespace detail
 
-/// @brief Tags a range (a view, a buffer, managed_vector or an opted-in container) the kernel
-/// only reads.
+/// @brief Tags a range the kernel only reads: a view (by value: a temporary view owns nothing),
+/// or a named buffer, managed_vector or opted-in container (a temporary one is refused at
+/// compile time: it would be freed before the kernel runs).
 ///
 /// A tag over device memory (a device_buffer) places nothing, since that memory never moves:
 /// it is the buffer's view, passed as the untagged buffer would be, with no runtime call. So
@@ -167,117 +153,36 @@ Tag with_intent(Tag t, intent i) noexcept {
 ///   unimem::launch(triad, cfg, unimem::out(a), unimem::in(b), unimem::in(c), scalar, n);
 /// @endcode
 /// Pinned memory (pinned_buffer) is refused at compile time: pass it untagged.
-template <class C, std::enable_if_t<detail::taggable<const C>(), int> = 0>
-auto in(const C& c) noexcept {
-  using V = decltype(to_view(c));
-  return detail::tag_of<const typename V::value_type, access_mode::in>(c, to_view(c));
+template <class R, detail::if_range<R> = 0>
+auto in(R&& r) noexcept {
+  return detail::tag<access_mode::in, R>(r, detail::intent_choice::follow);
 }
 /// @brief Tags a range whose every element the kernel overwrites (see access_mode::out).
-template <class C, std::enable_if_t<detail::taggable<C>(), int> = 0>
-auto out(C& c) noexcept {
-  using V = decltype(to_view(c));
-  static_assert(!std::is_const<typename V::element_type>::value,
-                "unimem::out: the kernel writes this range; it cannot be const");
-  return detail::tag_of<typename V::element_type, access_mode::out>(c, to_view(c));
+template <class R, detail::if_range<R> = 0>
+auto out(R&& r) noexcept {
+  return detail::tag<access_mode::out, R>(r, detail::intent_choice::follow);
 }
 /// @brief Tags a range the kernel reads and writes.
-template <class C, std::enable_if_t<detail::taggable<C>(), int> = 0>
-auto inout(C& c) noexcept {
-  using V = decltype(to_view(c));
-  static_assert(!std::is_const<typename V::element_type>::value,
-                "unimem::inout: the kernel writes this range; it cannot be const");
-  return detail::tag_of<typename V::element_type, access_mode::inout>(c, to_view(c));
+template <class R, detail::if_range<R> = 0>
+auto inout(R&& r) noexcept {
+  return detail::tag<access_mode::inout, R>(r, detail::intent_choice::follow);
 }
-/// @brief in(c), with the range's intent set to i for this launch and after it (see intent).
-template <class C, std::enable_if_t<detail::taggable<const C>(), int> = 0>
-auto in(const C& c, intent i) noexcept {
-  return detail::with_intent(in(c), i);
+/// @brief in(r), with the range's intent set to i for this launch and after it (see intent).
+template <class R, detail::if_range<R> = 0>
+auto in(R&& r, intent i) noexcept {
+  return detail::tag<access_mode::in, R>(r, detail::choice(i));
 }
-/// @brief out(c), with the range's intent set to i for this launch and after it (see intent).
-/// out(c, intent::map): the kernel writes the results straight into host memory, where the CPU reads
-/// them with no migration back.
-template <class C, std::enable_if_t<detail::taggable<C>(), int> = 0>
-auto out(C& c, intent i) noexcept {
-  return detail::with_intent(out(c), i);
+/// @brief out(r), with the range's intent set to i for this launch and after it (see intent).
+/// out(c, intent::map): the kernel writes the results straight into host memory, where the CPU
+/// reads them with no migration back.
+template <class R, detail::if_range<R> = 0>
+auto out(R&& r, intent i) noexcept {
+  return detail::tag<access_mode::out, R>(r, detail::choice(i));
 }
-/// @brief inout(c), with the range's intent set to i for this launch and after it (see intent).
-template <class C, std::enable_if_t<detail::taggable<C>(), int> = 0>
-auto inout(C& c, intent i) noexcept {
-  return detail::with_intent(inout(c), i);
+/// @brief inout(r), with the range's intent set to i for this launch and after it (see intent).
+template <class R, detail::if_range<R> = 0>
+auto inout(R&& r, intent i) noexcept {
+  return detail::tag<access_mode::inout, R>(r, detail::choice(i));
 }
-/// @brief Tags a view the kernel only reads. Views are tagged by value (a temporary view is
-/// fine: it owns nothing).
-template <class T>
-access_tag<const T, access_mode::in> in(view<T> v) noexcept {
-  return {v, detail::intent_choice::follow, nullptr};
-}
-/// @brief Tags a view whose every element the kernel overwrites (see access_mode::out).
-template <class T>
-access_tag<T, access_mode::out> out(view<T> v) noexcept {
-  static_assert(!std::is_const<T>::value, "unimem::out: the kernel writes this range; it cannot be const");
-  return {v, detail::intent_choice::follow, nullptr};
-}
-/// @brief Tags a view the kernel reads and writes.
-template <class T>
-access_tag<T, access_mode::inout> inout(view<T> v) noexcept {
-  static_assert(!std::is_const<T>::value, "unimem::inout: the kernel writes this range; it cannot be const");
-  return {v, detail::intent_choice::follow, nullptr};
-}
-/// @brief in(v), with the range's intent set to i (see intent).
-template <class T>
-access_tag<const T, access_mode::in> in(view<T> v, intent i) noexcept {
-  return {v, detail::choice(i), nullptr};
-}
-/// @brief out(v), with the range's intent set to i (see intent).
-template <class T>
-access_tag<T, access_mode::out> out(view<T> v, intent i) noexcept {
-  static_assert(!std::is_const<T>::value,
-                "unimem::out: the kernel writes this range; it cannot be const");
-  return {v, detail::choice(i), nullptr};
-}
-/// @brief inout(v), with the range's intent set to i (see intent).
-template <class T>
-access_tag<T, access_mode::inout> inout(view<T> v, intent i) noexcept {
-  static_assert(!std::is_const<T>::value,
-                "unimem::inout: the kernel writes this range; it cannot be const");
-  return {v, detail::choice(i), nullptr};
-}
-// A temporary container would be freed before the kernel runs.
-/// @brief Refused at compile time: a temporary container would be freed before the kernel
-/// runs.
-template <class C, std::enable_if_t<!std::is_reference<C>::value && !detail::is_view<C>::value &&
-                                        detail::viewable_v<C>,
-                                    int> = 0>
-void in(C&&) = delete;
-/// @brief Refused at compile time: a temporary container would be freed before the kernel
-/// runs.
-template <class C, std::enable_if_t<!std::is_reference<C>::value && !detail::is_view<C>::value &&
-                                        detail::viewable_v<C>,
-                                    int> = 0>
-void in(C&&, intent) = delete;
-/// @brief Refused at compile time: a temporary container would be freed before the kernel
-/// runs.
-template <class C, std::enable_if_t<!std::is_reference<C>::value && !detail::is_view<C>::value &&
-                                        detail::viewable_v<C>,
-                                    int> = 0>
-void out(C&&) = delete;
-/// @brief Refused at compile time: a temporary container would be freed before the kernel
-/// runs.
-template <class C, std::enable_if_t<!std::is_reference<C>::value && !detail::is_view<C>::value &&
-                                        detail::viewable_v<C>,
-                                    int> = 0>
-void out(C&&, intent) = delete;
-/// @brief Refused at compile time: a temporary container would be freed before the kernel
-/// runs.
-template <class C, std::enable_if_t<!std::is_reference<C>::value && !detail::is_view<C>::value &&
-                                        detail::viewable_v<C>,
-                                    int> = 0>
-void inout(C&&) = delete;
-/// @brief Refused at compile time: a temporary container would be freed before the kernel
-/// runs.
-template <class C, std::enable_if_t<!std::is_reference<C>::value && !detail::is_view<C>::value &&
-                                        detail::viewable_v<C>,
-                                    int> = 0>
-void inout(C&&, intent) = delete;
 
 UNIMEM_END_NAMESPACE

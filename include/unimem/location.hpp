@@ -20,8 +20,8 @@ inline constexpr int no_device = -2147483647 - 1;
 /// runtime's own form (an int device and a CPU id, or a hipMemLocation/cudaMemLocation).
 /// to_string(location) is in placement.hpp.
 /// @code
-///   buf.prefetch(unimem::location::device(0));
-///   buf.prefetch(unimem::location::host());
+///   unimem::prefetch(buf, unimem::location::device(0));
+///   unimem::prefetch(buf, unimem::location::host());
 /// @endcode
 class location {
  public:
@@ -56,8 +56,8 @@ class location {
 /// free of `<optional>`, which the buffers' headers would otherwise pull into every
 /// translation unit).
 /// @code
-///   if (unimem::optional_location l = buf.preferred_location()) use(*l);
-///   EXPECT_EQ(buf.last_prefetch_location(), unimem::location::device(0));
+///   if (unimem::optional_location l = unimem::preferred_location(buf)) use(*l);
+///   EXPECT_EQ(unimem::last_prefetch_location(buf), unimem::location::device(0));
 /// @endcode
 class optional_location {
  public:

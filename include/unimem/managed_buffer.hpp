@@ -1,4 +1,3 @@
-// unimem: managed_buffer<T>, typed RAII over managed (unified) memory.
 /// @file
 /// @brief managed_buffer, an array in managed (unified) memory, and the host_attached tag.
 #pragma once
@@ -31,10 +30,7 @@ struct host_attached_t {
 /// @brief Tag value for managed_buffer(n, unimem::host_attached).
 inline constexpr host_attached_t host_attached{};
 
-/// @brief The size from which managed_buffer(n) value-initialises on the GPU: arrays of
-/// trivially default constructible elements of at least this many bytes are zeroed by the
-/// current device when it migrates pages on demand (see managed_buffer(n)).
-///
+/// @brief The size from which managed_buffer(n) value-initialises on the GPU (see there).
 /// Chosen from `unimem-bench --only init` on an H200 (docs/pitfalls.md, section 14): below it a
 /// CPU memset costs less than a prefetch, a memset and a stream synchronisation, and the CPU
 /// (which often writes small arrays next) finds the pages where it is.
@@ -50,13 +46,12 @@ inline constexpr std::size_t gpu_value_init_min_bytes = std::size_t{1} << 20;
 /// managed_buffer(n, value), the list and the iterator constructors write on the CPU, and
 /// first_touch() chooses the place explicitly.
 ///
-/// The container interface comes from a base class the reference does not list: the types
-/// value_type, size_type, difference_type, reference, const_reference, pointer, const_pointer,
-/// iterator and const_iterator (plain pointers) and memory_kind; size(), size_bytes(), empty(),
+/// The container interface comes from a base class the reference does not list: the standard
+/// member types (iterators are plain pointers) and memory_kind; size(), size_bytes(), empty(),
 /// max_size(), data(); operator[] (unchecked) and at() (throws unimem::argument_error); front(),
-/// back(), begin(), end(), cbegin(), cend(); view() for kernels (of const elements on a const
-/// buffer); swap(). launch(), the placement calls and the access tags take the buffer through
-/// to_view() (its unimem_view hook), copy() and fill() through data() and size().
+/// back(), begin(), end(), cbegin(), cend(); view() (of const elements on a const buffer);
+/// swap(). launch(), the access tags and the placement calls (unimem::prefetch(b, l, s), ...)
+/// take the buffer through to_view(), copy() and fill() through data() and size().
 /// @code
 ///   unimem::managed_buffer<float> a(n);          // n zeros, CPU-accessible
 ///   a[0] = 1.0f;                                 // CPU write
@@ -75,19 +70,16 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   managed_buffer() noexcept = default;
   /// @brief n value-initialised elements, zeroed where that is cheapest.
   ///
-  /// Trivially default constructible T (arithmetic types, pointers, enums and structs of them),
-  /// n * sizeof(T) >= gpu_value_init_min_bytes, and a current device that migrates pages on
-  /// demand: the pages are prefetched to the current device and zeroed there, on the calling
-  /// thread's default stream (cudaStreamPerThread / hipStreamPerThread, which the constructor
-  /// waits for: it does not wait for other streams' work, only for the legacy default stream's).
-  /// The CPU still reads and writes them at once (they migrate back on first access), but
-  /// nothing moves for a kernel that uses them next: a tagged launch on that device finds them
-  /// placed. Measured on an H200 (docs/pitfalls.md, section 14): 65-80x faster than a CPU
-  /// memset for an array the GPU writes first, 3.3x when the CPU writes it first.
-  ///
-  /// Otherwise (smaller arrays, other T, a device that cannot migrate, e.g. AMD without XNACK):
-  /// value-initialised by the CPU, which first-touches every page on the host. Choose
-  /// explicitly with first_touch(location::host()) or first_touch(location::device(d), s).
+  /// Trivially default constructible T, n * sizeof(T) >= gpu_value_init_min_bytes and a current
+  /// device that migrates pages on demand: the pages are prefetched to that device and zeroed
+  /// there, on the calling thread's default stream (cudaStreamPerThread / hipStreamPerThread,
+  /// which the constructor waits for: of other streams' work, only the legacy default stream's).
+  /// The CPU may use them at once (they migrate back on first access); a tagged launch on that
+  /// device finds them placed. On an H200 (docs/pitfalls.md, section 14): 65-80x faster than a
+  /// CPU memset for an array the GPU writes first, 3.3x when the CPU writes it first. Otherwise
+  /// (smaller arrays, other T, a device that cannot migrate, e.g. AMD without XNACK):
+  /// value-initialised by the CPU, on the host.
+  /// Choose with first_touch(location::host()) or first_touch(location::device(d), s).
   /// @throws unimem::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
   /// @throws unimem::error when the runtime cannot allocate, or the zeroing on the GPU fails.
   explicit managed_buffer(size_type n, call_site where = call_site::current())
@@ -125,11 +117,10 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
       : base(detail::owned_array<T, managed_memory>(n, managed_memory::buffer_name, where,
                                                     &managed_memory::allocate_host_attached)) {}
 
-  /// @brief n zero-initialised elements whose pages start at ft's location: on a device, the
-  /// pages are prefetched there and zeroed there (never touched by the CPU), in the order of
-  /// ft.stream; the constructor waits for ft.stream. On the host, value-initialised by the CPU
-  /// (whatever the size).
-  /// first_touch(s) places them on stream s's device.
+  /// @brief n zero-initialised elements whose pages start at ft's location: on a device,
+  /// prefetched and zeroed there (never touched by the CPU) in the order of ft.stream, which the
+  /// constructor waits for; on the host, value-initialised by the CPU. first_touch(s) places
+  /// them on stream s's device.
   /// @code
   ///   unimem::managed_buffer<float> a(n, unimem::first_touch(unimem::location::device(0)));
   /// @endcode
@@ -155,62 +146,55 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
     detail::first_touch_bytes(this->data(), this->size_bytes(), ft, false, &record_, where);
   }
 
-  // ---- placement (see placement.hpp for the free functions over views and sub-ranges) ----
-
-  /// @brief Queues a migration of all pages to l on stream s (asynchronous, stream-ordered);
-  /// nothing where unimem placed the buffer at l and the host touched none of it since (only
-  /// the touched 2 MiB blocks where it did: docs/architecture.md, "Placement records").
-  hint_status prefetch(location l, stream_ref s = {}, call_site where = call_site::current()) const {
+  /// @name Deprecated placement members
+  /// @deprecated The placement calls are free functions over any range, the same for every
+  /// buffer type (placement.hpp): unimem::prefetch(b, l, s) for b.prefetch(l, s), and so on.
+  /// @{
+  [[deprecated("use unimem::prefetch(b, l, s)")]] hint_status prefetch(
+      location l, stream_ref s = {}, call_site where = call_site::current()) const {
     return unimem::prefetch(*this, l, s, where);
   }
-  /// @brief Advice for the whole buffer (l is ignored for advice::read_mostly).
-  hint_status advise(advice a, location l, call_site where = call_site::current()) const {
+  [[deprecated("use unimem::advise(b, a, l)")]] hint_status advise(
+      advice a, location l, call_site where = call_site::current()) const {
     return unimem::advise(*this, a, l, where);
   }
-  /// @brief advise(advice::read_mostly). @throws unimem::invalid_argument for other advice.
-  hint_status advise(advice a, call_site where = call_site::current()) const {
-    return unimem::advise(*this, detail::needs_no_location(a, "unimem::advise"), location::host(),
-                          where);
+  [[deprecated("use unimem::advise(b, a)")]] hint_status advise(
+      advice a, call_site where = call_site::current()) const {
+    return unimem::advise(*this, a, where);
   }
-  /// @brief Withdraws advice.
-  hint_status unadvise(advice a, location l, call_site where = call_site::current()) const {
+  [[deprecated("use unimem::unadvise(b, a, l)")]] hint_status unadvise(
+      advice a, location l, call_site where = call_site::current()) const {
     return unimem::unadvise(*this, a, l, where);
   }
-  /// @brief Withdraws read_mostly advice. @throws unimem::invalid_argument for other advice.
-  hint_status unadvise(advice a, call_site where = call_site::current()) const {
-    return unimem::unadvise(*this, detail::needs_no_location(a, "unimem::unadvise"),
-                            location::host(), where);
+  [[deprecated("use unimem::unadvise(b, a)")]] hint_status unadvise(
+      advice a, call_site where = call_site::current()) const {
+    return unimem::unadvise(*this, a, where);
   }
-  /// @brief Whether the whole buffer carries read_mostly advice.
-  [[nodiscard]] bool is_read_mostly(call_site where = call_site::current()) const {
-    return unimem::is_read_mostly(this->view(), where);
-  }
-  /// @brief The preferred location of the whole buffer, if it has one.
-  [[nodiscard]] optional_location preferred_location(
+  [[deprecated("use unimem::is_read_mostly(b)")]] [[nodiscard]] bool is_read_mostly(
       call_site where = call_site::current()) const {
-    return unimem::preferred_location(this->view(), where);
+    return unimem::is_read_mostly(*this, where);
   }
-  /// @brief Where the whole buffer was last prefetched to, if anywhere.
-  [[nodiscard]] optional_location last_prefetch_location(
+  [[deprecated("use unimem::preferred_location(b)")]] [[nodiscard]] optional_location
+  preferred_location(call_site where = call_site::current()) const {
+    return unimem::preferred_location(*this, where);
+  }
+  [[deprecated("use unimem::last_prefetch_location(b)")]] [[nodiscard]] optional_location
+  last_prefetch_location(call_site where = call_site::current()) const {
+    return unimem::last_prefetch_location(*this, where);
+  }
+  [[deprecated("use unimem::accessed_by(b)")]] [[nodiscard]] location_list accessed_by(
       call_site where = call_site::current()) const {
-    return unimem::last_prefetch_location(this->view(), where);
+    return unimem::accessed_by(*this, where);
   }
-  /// @brief The locations with accessed_by advice for the whole buffer.
-  [[nodiscard]] location_list accessed_by(call_site where = call_site::current()) const {
-    return unimem::accessed_by(this->view(), where);
-  }
-  /// @brief Makes the buffer ready for the CPU: no GPU still writes it and its pages are on
-  /// the host. Without a stream, waits for every GPU with work; with a stream, for that stream
-  /// (see unimem::ready_for_host).
-  hint_status ready_for_host(stream_ref s = {}, call_site where = call_site::current()) const {
+  [[deprecated("use unimem::ready_for_host(b, s)")]] hint_status ready_for_host(
+      stream_ref s = {}, call_site where = call_site::current()) const {
     return unimem::ready_for_host(*this, s, where);
   }
-
-  /// @brief Attaches the allocation to stream s (see unimem::attach), asynchronously on s.
-  void attach(stream_ref s, attach_mode m = attach_mode::single,
-              call_site where = call_site::current()) {
-    unimem::attach(this->view(), s, m, where);
+  [[deprecated("use unimem::attach(b, s, m)")]] void attach(
+      stream_ref s, attach_mode m = attach_mode::single, call_site where = call_site::current()) {
+    unimem::attach(*this, s, m, where);
   }
+  /// @}
 
   /// @brief Exchanges the two buffers (their allocations and what unimem knows of their pages).
   void swap(managed_buffer& other) noexcept {

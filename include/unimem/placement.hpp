@@ -1,14 +1,18 @@
-// unimem: where managed data lives. Prefetch, advice and their queries over views and
-// containers, first touch, stream attachment and readiness for CPU access, all through one
-// placement path (detail::place), which checks the location, applies the capability policy
-// (placement_policy.hpp) once and queues the runtime's calls in stream order. A managed_buffer's
-// placement record (detail/placement_record.hpp) lets the path skip what is already in place,
-// asking the process's host-access log (detail/host_access.hpp) what the host touched since;
-// intents live in the runtime's own advice. No table of buffers, nothing keyed by a buffer's
-// address: the log holds spans of addresses the host touched, shared by every copy of unimem.
 /// @file
-/// @brief Where managed data lives: prefetch(), advise() and unadvise() with their queries,
-/// first_touch(), attach() and ready_for_host(), over views and containers.
+/// @brief Where managed data lives: prefetch(), advise(), unadvise() and their queries,
+/// set_intent() and get_intent(), ready_for_host(), host_touched() and attach(), each written
+/// once over any range (a view, a buffer, managed_vector, a container that opted in through
+/// unimem_view); first_touch() for a new managed_buffer.
+///
+/// All take one placement path (detail::place): the location and the capability policy
+/// (placement_policy.hpp) checked once, the runtime's calls queued in stream order, and what a
+/// buffer's placement record (detail/placement_record.hpp) says is in place skipped, by the
+/// process's host-access log (detail/host_access.hpp) of what the host touched since. Intents
+/// live in the runtime's own advice; nothing is keyed by a buffer's address.
+/// @code
+///   unimem::prefetch(buf, unimem::location::device(0), s);
+///   unimem::ready_for_host(buf, s);  // pages to the host, s waited for
+/// @endcode
 #pragma once
 
 #include <cstddef>
@@ -39,7 +43,7 @@ inline std::string to_string(location l) {
 
 /// @brief The locations accessed_by() reports, in the runtime's order (a device, or the host).
 /// @code
-///   const unimem::location_list by = b.accessed_by();
+///   const unimem::location_list by = unimem::accessed_by(b);
 ///   bool mapped_for_0 = std::find(by.begin(), by.end(), unimem::location::device(0)) != by.end();
 /// @endcode
 using location_list = std::vector<location>;
@@ -77,9 +81,9 @@ struct first_touch_t {
   /// @brief Location l (none: the device of s), stream s.
   constexpr first_touch_t(optional_location l, stream_ref s) noexcept : location(l), stream(s) {}
 
-  // `where` is the 0.1 name of `location`, kept for 0.2 only: two members of one type in a
-  // union, so that reading or writing either is reading or writing the other (a standard-layout
-  // union may read the common initial sequence of its members).
+  // location and its deprecated name, two members of one type in a union: reading or writing
+  // either is reading or writing the other (a standard-layout union may read the common initial
+  // sequence of its members).
   union {
     /// @brief Where the pages go; none: the device of `stream`.
     optional_location location;
@@ -100,16 +104,6 @@ inline first_touch_t first_touch(stream_ref s) noexcept { return {optional_locat
 
 namespace detail {
 
-/// A heap array for a call's scratch space; freed on every exit.
-template <class T>
-struct scratch {
-  explicit scratch(std::size_t n) : p(new T[n]) {}
-  scratch(const scratch&) = delete;
-  scratch& operator=(const scratch&) = delete;
-  ~scratch() { delete[] p; }
-  T* p;
-};
-
 /// One range for the placement path. `how`: a tag's intent (access.hpp), or plain for the
 /// placement calls (the range moves, its intent is left alone). `record`: the placement record
 /// of the buffer the range is all of (detail/placement_record.hpp), or null (a view).
@@ -119,6 +113,14 @@ struct placement_range {
   intent_choice how;
   placement_record* record;
 };
+
+/// What every placement call knows of range r: its bytes (through to_view(), the unimem_view
+/// customization point) and the placement record of a buffer that keeps one.
+template <class R>
+placement_range range_of(const R& r, intent_choice how = intent_choice::plain) noexcept {
+  const auto v = to_view(r);
+  return {v.data(), v.size_bytes(), how, record_of(r)};
+}
 
 /// Throws unimem::error (invalid device) for a device location that names no GPU.
 inline void check_location(location l, const char* what, call_site where) {
@@ -137,18 +139,27 @@ inline int range_int(backend::range_attribute a, const void* p, std::size_t byte
   return v;
 }
 
+/// A location attribute of the whole range: none for an empty range (no runtime call), where
+/// it has none, or where its pages disagree.
+inline optional_location location_attribute(backend::range_attribute a, const placement_range& r,
+                                            call_site where) {
+  const int id = r.bytes == 0 ? backend::no_location_id : range_int(a, r.ptr, r.bytes, where);
+  if (id == backend::host_location_id) return location::host();
+  if (id >= 0) return location::device(id);
+  return optional_location();
+}
+
 /// Calls f(id) for each location with accessed-by advice for the whole range, in the runtime's
 /// order: a device ordinal, or backend::host_location_id.
 template <class F>
 void for_each_accessor(const void* p, std::size_t bytes, call_site where, F&& f) {
   const std::size_t slots = static_cast<std::size_t>(device_count(where)) + 1;  // and the host
-  scratch<int> ids(slots);
-  for (std::size_t i = 0; i < slots; ++i) ids.p[i] = backend::no_location_id;
-  check(backend::range_attribute_ints(ids.p, slots, backend::range_attribute::accessed_by, p,
+  std::vector<int> ids(slots, backend::no_location_id);
+  check(backend::range_attribute_ints(ids.data(), slots, backend::range_attribute::accessed_by, p,
                                       bytes),
         where);
-  for (std::size_t i = 0; i < slots; ++i) {
-    if (ids.p[i] >= 0 || ids.p[i] == backend::host_location_id) f(ids.p[i]);
+  for (const int id : ids) {
+    if (id >= 0 || id == backend::host_location_id) f(id);
   }
 }
 
@@ -335,64 +346,51 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
   return hint_status::applied;
 }
 
-/// Advice for [p, p + bytes). A buffer's record forgets (its mapping may have changed); advice
-/// over a view that may change a mapping is announced to the host-access log, so that every
-/// record meeting the range places its buffer again.
-inline hint_status advise_bytes(const void* p, std::size_t bytes, advice a, location l, bool set,
-                                placement_record* record, call_site where) {
-  if (bytes == 0) return hint_status::empty;
+/// Advice given without a location must be read_mostly, the one kind that takes none.
+inline advice needs_no_location(advice a, const char* what) {
+  if (a != advice::read_mostly) {
+    throw_refused<invalid_argument>(
+        refusal(what).append(": preferred_location and accessed_by need a location"));
+  }
+  return a;
+}
+
+/// advise() (set) and unadvise(). A buffer's record forgets (its mapping may have changed);
+/// advice over a view that may change a mapping is announced to the host-access log, so that
+/// every record meeting the range places its buffer again.
+inline hint_status advise_range(const placement_range& r, advice a, location l, bool set,
+                                call_site where) {
+  if (r.bytes == 0) return hint_status::empty;
   const char* what = set ? "unimem::advise" : "unimem::unadvise";
   check_location(l, what, where);
   const int cap = a == advice::read_mostly ? current_device_id(where) : capability_device(l, where);
   // On an APU only accessed_by (mappings) is passed on: the rest would move nothing.
   if (a != advice::accessed_by && hint_not_needed(cap, where)) return hint_status::not_needed;
   if (gate(cap, what, where) == hint_status::unsupported) return hint_status::unsupported;
-  backend::mem_advice native = backend::mem_advice::set_read_mostly;
-  switch (a) {
-    case advice::read_mostly:
-      native = set ? backend::mem_advice::set_read_mostly : backend::mem_advice::unset_read_mostly;
-      break;
-    case advice::preferred_location:
-      native = set ? backend::mem_advice::set_preferred_location
-                   : backend::mem_advice::unset_preferred_location;
-      break;
-    case advice::accessed_by:
-      native = set ? backend::mem_advice::set_accessed_by : backend::mem_advice::unset_accessed_by;
-      break;
-  }
-  const backend::result r = backend::advise(p, bytes, native, {l.is_host(), l.device_id()});
-  if (r.code == backend::error_not_supported) {
+  using m = backend::mem_advice;
+  const m native = a == advice::read_mostly ? (set ? m::set_read_mostly : m::unset_read_mostly)
+                   : a == advice::preferred_location
+                       ? (set ? m::set_preferred_location : m::unset_preferred_location)
+                       : (set ? m::set_accessed_by : m::unset_accessed_by);
+  const backend::result res = backend::advise(r.ptr, r.bytes, native, {l.is_host(), l.device_id()});
+  if (res.code == backend::error_not_supported) {
     // CUDA 13's pools of managed memory take no advice (measured on the H200, driver 580).
-    backend::forget_if_last(r.code);
+    backend::forget_if_last(res.code);
     return refused_hint(what, where, "the runtime takes no advice for this memory");
   }
-  check(r, where);
-  if (record != nullptr) {
-    record->forget();
+  check(res, where);
+  if (r.record != nullptr) {
+    r.record->forget();
   } else if (a != advice::read_mostly) {
-    host_access::announce(p, bytes);
+    host_access::announce(r.ptr, r.bytes);
   }
   return hint_status::applied;
 }
 
-/// Advice given without a location must be read_mostly, the one kind that takes none.
-inline advice needs_no_location(advice a, const char* what) {
-  if (a != advice::read_mostly) {
-    throw_refused<invalid_argument>(refusal(what).append(": preferred_location and accessed_by need a location"));
-  }
-  return a;
-}
-
-inline optional_location location_from_id(int id) noexcept {
-  if (id == backend::host_location_id) return location::host();
-  if (id >= 0) return location::device(id);
-  return optional_location();  // none, or not the same for the whole range
-}
-
-/// set_intent over [p, p + bytes) for GPU `gpu` (see unimem::set_intent).
-inline hint_status set_intent_bytes(const void* p, std::size_t bytes, intent i, location gpu,
-                                    placement_record* record, call_site where) {
-  if (bytes == 0) return hint_status::empty;
+/// set_intent() for GPU `gpu`.
+inline hint_status set_intent_range(const placement_range& r, intent i, location gpu,
+                                    call_site where) {
+  if (r.bytes == 0) return hint_status::empty;
   const char* what = "unimem::set_intent";
   if (i == intent::map && gpu.is_host()) {
     throw_refused<invalid_argument>(refusal(what).append(
@@ -404,28 +402,25 @@ inline hint_status set_intent_bytes(const void* p, std::size_t bytes, intent i, 
     return hint_status::unsupported;
   }
   if (i == intent::map) {
-    map_range(p, bytes, gpu.device_id(), where);
+    map_range(r.ptr, r.bytes, gpu.device_id(), where);
   } else {
-    unmap_range(p, bytes, where);
+    unmap_range(r.ptr, r.bytes, where);
   }
-  if (record != nullptr) {
-    if (i == intent::map) {
-      record->set(placement_record::stamp(gpu.device_id(), true, host_access::now()));
-    } else {
-      record->forget();
-    }
+  if (r.record == nullptr) {
+    host_access::announce(r.ptr, r.bytes);
+  } else if (i == intent::map) {
+    r.record->set(placement_record::stamp(gpu.device_id(), true, host_access::now()));
   } else {
-    host_access::announce(p, bytes);
+    r.record->forget();
   }
   return hint_status::applied;
 }
 
-/// ready_for_host over [p, p + bytes) (see unimem::ready_for_host).
-inline hint_status ready_bytes(const void* p, std::size_t bytes, stream_ref s,
-                               placement_record* record, call_site where) {
-  if (bytes == 0) return hint_status::empty;
+/// ready_for_host().
+inline hint_status ready_range(placement_range r, stream_ref s, call_site where) {
+  if (r.bytes == 0) return hint_status::empty;
   if (s.is_default()) synchronize_all_devices(where);
-  const placement_range r{p, bytes, intent_choice::follow, record};
+  r.how = intent_choice::follow;
   const hint_status st = place(&r, 1, location::host(), s, "unimem::ready_for_host", where);
   if (st == hint_status::unsupported) {
     if (!s.is_default()) synchronize_all_devices(where);
@@ -441,26 +436,22 @@ inline hint_status ready_bytes(const void* p, std::size_t bytes, stream_ref s,
 inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool zero,
                               placement_record* record, call_site where) {
   if (bytes == 0) return;
-  optional_location l = ft.location;
-  const int asked = l && l->is_device() ? l->device_id() : no_device;
-  if (!l || l->is_device()) {
-    const int d =
-        device_for(asked, ft.stream, "unimem::first_touch", "first_touch(location)", where);
-    if (d == no_device) {
-      fail(backend::error_invalid_value, "unimem::first_touch", where,
-           "first_touch(stream) needs a stream that knows its device (a unimem::stream); the "
-           "default stream and this native handle do not: pass a location");
-    }
-    l = location::device(d);
-  }
+  const char* what = "unimem::first_touch";
   const placement_range r{p, bytes, intent_choice::plain, record};
-  if (l->is_host()) {
-    (void)place(&r, 1, *l, ft.stream, "unimem::first_touch", where);
+  if (ft.location && ft.location->is_host()) {
+    (void)place(&r, 1, location::host(), ft.stream, what, where);
     ft.stream.synchronize(where);
     return;
   }
-  device_guard g(l->device_id(), where);  // the default stream and the memset of that device
-  (void)place(&r, 1, *l, ft.stream, "unimem::first_touch", where);
+  const int d = device_for(ft.location ? ft.location->device_id() : no_device, ft.stream, what,
+                           "first_touch(location)", where);
+  if (d == no_device) {
+    fail(backend::error_invalid_value, what, where,
+         "first_touch(stream) needs a stream that knows its device (a unimem::stream); the "
+         "default stream and this native handle do not: pass a location");
+  }
+  device_guard g(d, where);  // the default stream and the memset of that device
+  (void)place(&r, 1, location::device(d), ft.stream, what, where);
   if (zero) check(backend::memset_async(p, 0, bytes, ft.stream.get()), where);
   ft.stream.synchronize(where);
 }
@@ -483,119 +474,121 @@ inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool
   return migrates_on_demand(l, where);
 }
 
-/// @brief Queues a migration of the range's pages to l on stream s (stream-ordered, asynchronous).
+/// @brief Queues a migration of the range's pages to l on stream s (stream-ordered,
+/// asynchronous). For a buffer unimem placed at l, only what the host touched since moves (the
+/// touched 2 MiB blocks; nothing where it touched none: docs/architecture.md, "Placement
+/// records").
 /// @return applied; empty for an empty range; not_needed on an APU (memory_regime::apu: one
 /// memory, no runtime call); unsupported where the device cannot migrate and the policy is
 /// ignore.
 /// @throws unimem::error for an invalid device, memory that is not managed, or (policy
 /// throw_error) a device that cannot migrate.
-template <class T>
-hint_status prefetch(view<T> v, location l, stream_ref s = {},
+template <class R, detail::if_range<R> = 0>
+hint_status prefetch(const R& r, location l, stream_ref s = {},
                      call_site where = call_site::current()) {
-  const detail::placement_range r{v.data(), v.size_bytes(), detail::intent_choice::plain, nullptr};
-  return detail::place(&r, 1, l, s, "unimem::prefetch", where);
+  const detail::placement_range pr = detail::range_of(r);
+  return detail::place(&pr, 1, l, s, "unimem::prefetch", where);
 }
 
 /// @brief Gives advice for the range. `l` is ignored for advice::read_mostly.
 /// Advice moves no data by itself; it survives prefetches until unadvise. On an APU
 /// (memory_regime::apu) read_mostly and preferred_location advice return not_needed with no
-/// runtime call; accessed_by advice, which sets up mappings, is passed on.
-template <class T>
-hint_status advise(view<T> v, advice a, location l, call_site where = call_site::current()) {
-  return detail::advise_bytes(v.data(), v.size_bytes(), a, l, true, nullptr, where);
-}
-/// @brief advise(v, advice::read_mostly); other advice needs a location.
-/// @throws unimem::invalid_argument for preferred_location or accessed_by without a location.
-template <class T>
-hint_status advise(view<T> v, advice a, call_site where = call_site::current()) {
-  return advise(v, detail::needs_no_location(a, "unimem::advise"), location::host(), where);
+/// runtime call; accessed_by advice, which sets up mappings, is passed on. Memory the runtime
+/// takes no advice for (CUDA 13's managed pools) is treated as a device that cannot migrate.
+template <class R, detail::if_range<R> = 0>
+hint_status advise(const R& r, advice a, location l, call_site where = call_site::current()) {
+  return detail::advise_range(detail::range_of(r), a, l, true, where);
 }
 /// @brief Withdraws advice given with advise().
-template <class T>
-hint_status unadvise(view<T> v, advice a, location l, call_site where = call_site::current()) {
-  return detail::advise_bytes(v.data(), v.size_bytes(), a, l, false, nullptr, where);
+template <class R, detail::if_range<R> = 0>
+hint_status unadvise(const R& r, advice a, location l, call_site where = call_site::current()) {
+  return detail::advise_range(detail::range_of(r), a, l, false, where);
 }
-/// @brief unadvise(v, advice::read_mostly).
+/// @brief advise(r, advice::read_mostly); other advice needs a location.
 /// @throws unimem::invalid_argument for preferred_location or accessed_by without a location.
-template <class T>
-hint_status unadvise(view<T> v, advice a, call_site where = call_site::current()) {
-  return unadvise(v, detail::needs_no_location(a, "unimem::unadvise"), location::host(), where);
+template <class R, detail::if_range<R> = 0>
+hint_status advise(const R& r, advice a, call_site where = call_site::current()) {
+  return advise(r, detail::needs_no_location(a, "unimem::advise"), location::host(), where);
+}
+/// @brief unadvise(r, advice::read_mostly).
+/// @throws unimem::invalid_argument for preferred_location or accessed_by without a location.
+template <class R, detail::if_range<R> = 0>
+hint_status unadvise(const R& r, advice a, call_site where = call_site::current()) {
+  return unadvise(r, detail::needs_no_location(a, "unimem::unadvise"), location::host(), where);
 }
 
 /// @brief Whether the whole range carries read_mostly advice (false for an empty range).
-template <class T>
-[[nodiscard]] bool is_read_mostly(view<T> v, call_site where = call_site::current()) {
-  if (v.empty()) return false;
-  return detail::range_int(detail::backend::range_attribute::read_mostly, v.data(),
-                           v.size_bytes(), where) != 0;
+template <class R, detail::if_range<R> = 0>
+[[nodiscard]] bool is_read_mostly(const R& r, call_site where = call_site::current()) {
+  const detail::placement_range pr = detail::range_of(r);
+  return pr.bytes != 0 &&
+         detail::range_int(detail::backend::range_attribute::read_mostly, pr.ptr, pr.bytes,
+                           where) != 0;
 }
 /// @brief The preferred location of the whole range, or none when there is none (or the
 /// range's pages disagree).
-template <class T>
-[[nodiscard]] optional_location preferred_location(view<T> v,
+template <class R, detail::if_range<R> = 0>
+[[nodiscard]] optional_location preferred_location(const R& r,
                                                    call_site where = call_site::current()) {
-  if (v.empty()) return optional_location();
-  return detail::location_from_id(detail::range_int(
-      detail::backend::range_attribute::preferred_location, v.data(), v.size_bytes(), where));
+  return detail::location_attribute(detail::backend::range_attribute::preferred_location,
+                                    detail::range_of(r), where);
 }
 /// @brief Where the whole range was last prefetched to, or none (never prefetched, or its
 /// pages disagree).
-template <class T>
-[[nodiscard]] optional_location last_prefetch_location(
-    view<T> v, call_site where = call_site::current()) {
-  if (v.empty()) return optional_location();
-  return detail::location_from_id(detail::range_int(
-      detail::backend::range_attribute::last_prefetch_location, v.data(), v.size_bytes(), where));
+template <class R, detail::if_range<R> = 0>
+[[nodiscard]] optional_location last_prefetch_location(const R& r,
+                                                       call_site where = call_site::current()) {
+  return detail::location_attribute(detail::backend::range_attribute::last_prefetch_location,
+                                    detail::range_of(r), where);
 }
 /// @brief The locations that have accessed_by advice for the whole range.
-template <class T>
-[[nodiscard]] location_list accessed_by(view<T> v, call_site where = call_site::current()) {
+template <class R, detail::if_range<R> = 0>
+[[nodiscard]] location_list accessed_by(const R& r, call_site where = call_site::current()) {
   location_list by;
-  if (v.empty()) return by;
-  detail::for_each_accessor(v.data(), v.size_bytes(), where, [&](int id) {
+  const detail::placement_range pr = detail::range_of(r);
+  if (pr.bytes == 0) return by;
+  detail::for_each_accessor(pr.ptr, pr.bytes, where, [&](int id) {
     by.push_back(id < 0 ? location::host() : location::device(id));
   });
   return by;
 }
 
-/// @brief Sets the range's intent (see unimem::intent) for GPU `gpu`, as a tag with that intent
-/// would at a launch on it: map gives the range preferred location host and accessed-by advice
-/// for `gpu` where the runtime says they are missing; move withdraws preferred location host and
-/// every device's accessed-by advice (the range then moves at its next tagged launch). Advice
-/// moves no data and applies at once, not in stream order.
-/// @return applied; empty for an empty range; not_needed on an APU (memory_regime::apu: one
-/// memory, nothing to map; no advice given); unsupported where `gpu` cannot migrate managed
-/// pages and the policy is ignore (on AMD without XNACK managed memory is host memory the GPU
-/// maps already: there is nothing to change).
+/// @brief Sets the range's intent (see unimem::intent) for GPU `gpu` as a tag with it would at a
+/// launch there: map gives the advice that is the intent where the runtime says it is missing;
+/// move withdraws preferred location host and every device's accessed-by advice (the range then
+/// moves at its next tagged launch). Moves no data; applies at once, not in stream order.
+/// @return applied; empty for an empty range; not_needed on an APU (nothing to map, no advice
+/// given); unsupported where `gpu` cannot migrate and the policy is ignore (on AMD without
+/// XNACK managed memory is host memory the GPU maps already).
 /// @throws unimem::invalid_argument for map towards the host; unimem::error for an invalid device,
 /// memory that is not managed, or (policy throw_error) a device that cannot migrate.
-template <class T>
-hint_status set_intent(view<T> v, intent i, location gpu, call_site where = call_site::current()) {
-  return detail::set_intent_bytes(v.data(), v.size_bytes(), i, gpu, nullptr, where);
+template <class R, detail::if_range<R> = 0>
+hint_status set_intent(const R& r, intent i, location gpu, call_site where = call_site::current()) {
+  return detail::set_intent_range(detail::range_of(r), i, gpu, where);
 }
-/// @brief set_intent(v, i, the current device).
-template <class T>
-hint_status set_intent(view<T> v, intent i, call_site where = call_site::current()) {
-  return set_intent(v, i, location::device(detail::current_device_id(where)), where);
+/// @brief set_intent(r, i, the current device).
+template <class R, detail::if_range<R> = 0>
+hint_status set_intent(const R& r, intent i, call_site where = call_site::current()) {
+  return set_intent(r, i, location::device(detail::current_device_id(where)), where);
 }
 /// @brief The range's intent, as the runtime's advice says: map when the whole range has
 /// preferred location host and accessed-by advice for at least one GPU (as a mapped tag,
 /// set_intent() or the same advise() calls leave it), else move.
-/// set_intent() and get_intent() pair as std::set_terminate() and std::get_terminate() do.
 /// @throws unimem::error when the runtime cannot answer (memory that is not managed).
-template <class T>
-[[nodiscard]] intent get_intent(view<T> v, call_site where = call_site::current()) {
-  if (v.empty() || !detail::is_mapped(v.data(), v.size_bytes(), where)) return intent::move;
+template <class R, detail::if_range<R> = 0>
+[[nodiscard]] intent get_intent(const R& r, call_site where = call_site::current()) {
+  const detail::placement_range pr = detail::range_of(r);
+  if (pr.bytes == 0 || !detail::is_mapped(pr.ptr, pr.bytes, where)) return intent::move;
   bool any_gpu = false;
-  detail::for_each_accessor(v.data(), v.size_bytes(), where, [&](int id) { any_gpu |= id >= 0; });
+  detail::for_each_accessor(pr.ptr, pr.bytes, where, [&](int id) { any_gpu |= id >= 0; });
   return any_gpu ? intent::map : intent::move;
 }
-/// @brief get_intent(v).
-/// @deprecated Use get_intent(v), the pair of set_intent().
-template <class T>
-[[deprecated("use unimem::get_intent(v)")]] [[nodiscard]] intent intent_of(
-    view<T> v, call_site where = call_site::current()) {
-  return get_intent(v, where);
+/// @brief get_intent(r).
+/// @deprecated Use get_intent(r), the pair of set_intent().
+template <class R, detail::if_range<R> = 0>
+[[deprecated("use unimem::get_intent(r)")]] [[nodiscard]] intent intent_of(
+    const R& r, call_site where = call_site::current()) {
+  return get_intent(r, where);
 }
 
 /// @brief Makes the range ready for CPU access: once it returns, no GPU is still writing the
@@ -606,125 +599,51 @@ template <class T>
 /// - Without a stream (or with the default stream): waits for every GPU that may have work
 ///   (synchronize_all_devices(): a kernel on another GPU, or on a non-blocking stream, may be
 ///   writing the range), then prefetches the range to the host and waits for that.
-/// - With a stream s: prefetches on s and waits for s. The caller promises that every write
-///   to the range is ordered before s (queued on s, or made to precede it with an event);
-///   work on other streams is not waited for.
+/// - With a stream s: prefetches on s and waits for s. The caller promises that every write to
+///   the range is ordered before s (queued on s, or after it by an event).
 /// - On a device that cannot migrate (policy ignore: returns unsupported): waits for every GPU
 ///   that may have work, since the CPU may then touch managed memory only while no kernel runs.
-/// - On an APU (memory_regime::apu): waits as above but prefetches nothing, and returns
-///   not_needed.
+/// - On an APU (memory_regime::apu): waits as above, prefetches nothing, returns not_needed.
 /// An empty range returns empty and waits for nothing.
 /// @throws unimem::error carrying any asynchronous error of the work waited for.
-template <class T>
-hint_status ready_for_host(view<T> v, stream_ref s = {}, call_site where = call_site::current()) {
-  return detail::ready_bytes(v.data(), v.size_bytes(), s, nullptr, where);
+template <class R, detail::if_range<R> = 0>
+hint_status ready_for_host(const R& r, stream_ref s = {}, call_site where = call_site::current()) {
+  return detail::ready_range(detail::range_of(r), s, where);
 }
 
 /// @brief Says that the range's pages may have moved where unimem did not see it: the next
 /// tagged launch over a buffer that meets the range places that buffer again. Call it after a
 /// raw prefetch (cudaMemPrefetchAsync/hipMemPrefetchAsync), a raw kernel on another GPU, or
 /// anything else that moves pages without the CPU touching them. CPU reads and writes of pages
-/// on a GPU are noticed without it (docs/architecture.md, "Placement records"). For a buffer,
-/// only its own record forgets. No runtime call.
-template <class T>
-void host_touched(view<T> v) noexcept {
-  if (!v.empty()) detail::host_access::announce(v.data(), v.size_bytes());
+/// on a GPU are noticed without it (docs/architecture.md, "Placement records"). For a buffer
+/// that keeps a placement record, only its own record forgets. No runtime call.
+template <class R, detail::if_range<R> = 0>
+void host_touched(const R& r) noexcept {
+  const detail::placement_range pr = detail::range_of(r);
+  if (pr.record != nullptr) {
+    pr.record->forget();
+  } else if (pr.bytes != 0) {
+    detail::host_access::announce(pr.ptr, pr.bytes);
+  }
 }
 
 /// @brief Attaches managed memory to stream s (hipStreamAttachMemAsync /
 /// cudaStreamAttachMemAsync), asynchronously on s: a managed_buffer, a managed_vector, a view of
 /// a whole managed allocation (from managed_memory_resource too). The runtime refuses a part of
-/// an allocation. HIP on AMD documents the call as a no-op.
+/// an allocation (a sub-view, a pool_buffer in a larger block). HIP on AMD documents the call as
+/// a no-op.
 /// @throws unimem::error when the runtime refuses.
-template <class T>
-void attach(view<T> v, stream_ref s, attach_mode m = attach_mode::single,
+template <class R, detail::if_range<R> = 0>
+void attach(const R& r, stream_ref s, attach_mode m = attach_mode::single,
             call_site where = call_site::current()) {
-  if (v.empty()) return;
-  const detail::backend::attach_kind k =
-      m == attach_mode::global ? detail::backend::attach_kind::global
-      : m == attach_mode::host ? detail::backend::attach_kind::host
-                               : detail::backend::attach_kind::single;
-  detail::check(detail::backend::stream_attach(s.get(), const_cast<std::remove_cv_t<T>*>(v.data()),
-                                               v.size_bytes(), k),
+  using kind = detail::backend::attach_kind;
+  const detail::placement_range pr = detail::range_of(r);
+  if (pr.bytes == 0) return;
+  const kind k = m == attach_mode::global ? kind::global
+                 : m == attach_mode::host ? kind::host
+                                          : kind::single;
+  detail::check(detail::backend::stream_attach(s.get(), const_cast<void*>(pr.ptr), pr.bytes, k),
                 where);
-}
-
-// The same calls for containers (a managed_buffer, managed_vector, or a container that opted in
-// through unimem_view, see kernel_argument.hpp). A managed_buffer's placement record takes part:
-// placed where it already is, it is not placed again.
-
-namespace detail {
-/// Enables the container overloads below for containers (not views).
-template <class C>
-using if_container = std::enable_if_t<!is_view<C>::value && viewable_v<const C>, int>;
-}  // namespace detail
-
-/// @brief prefetch(to_view(c), l, s); nothing where c's placement record says it is at l already.
-template <class C, detail::if_container<C> = 0>
-hint_status prefetch(const C& c, location l, stream_ref s = {},
-                     call_site where = call_site::current()) {
-  const auto v = to_view(c);
-  const detail::placement_range r{v.data(), v.size_bytes(), detail::intent_choice::plain,
-                                  detail::record_of(c)};
-  return detail::place(&r, 1, l, s, "unimem::prefetch", where);
-}
-/// @brief advise(to_view(c), a, l).
-template <class C, detail::if_container<C> = 0>
-hint_status advise(const C& c, advice a, location l, call_site where = call_site::current()) {
-  const auto v = to_view(c);
-  return detail::advise_bytes(v.data(), v.size_bytes(), a, l, true, detail::record_of(c), where);
-}
-/// @brief unadvise(to_view(c), a, l).
-template <class C, detail::if_container<C> = 0>
-hint_status unadvise(const C& c, advice a, location l, call_site where = call_site::current()) {
-  const auto v = to_view(c);
-  return detail::advise_bytes(v.data(), v.size_bytes(), a, l, false, detail::record_of(c), where);
-}
-/// @brief set_intent(to_view(c), i, gpu).
-template <class C, detail::if_container<C> = 0>
-hint_status set_intent(const C& c, intent i, location gpu, call_site where = call_site::current()) {
-  const auto v = to_view(c);
-  return detail::set_intent_bytes(v.data(), v.size_bytes(), i, gpu, detail::record_of(c), where);
-}
-/// @brief set_intent(to_view(c), i).
-template <class C, detail::if_container<C> = 0>
-hint_status set_intent(const C& c, intent i, call_site where = call_site::current()) {
-  return set_intent(c, i, location::device(detail::current_device_id(where)), where);
-}
-/// @brief get_intent(to_view(c)).
-template <class C, detail::if_container<C> = 0>
-[[nodiscard]] intent get_intent(const C& c, call_site where = call_site::current()) {
-  return get_intent(to_view(c), where);
-}
-/// @brief get_intent(c).
-/// @deprecated Use get_intent(c), the pair of set_intent().
-template <class C, detail::if_container<C> = 0>
-[[deprecated("use unimem::get_intent(c)")]] [[nodiscard]] intent intent_of(
-    const C& c, call_site where = call_site::current()) {
-  return get_intent(c, where);
-}
-/// @brief ready_for_host(to_view(c), s).
-template <class C, detail::if_container<C> = 0>
-hint_status ready_for_host(const C& c, stream_ref s = {}, call_site where = call_site::current()) {
-  const auto v = to_view(c);
-  return detail::ready_bytes(v.data(), v.size_bytes(), s, detail::record_of(c), where);
-}
-/// @brief Says that c's pages may have moved where unimem did not see it (see
-/// host_touched(view)): for a managed_buffer its record forgets, so its next tagged launch
-/// places it again; for a container without a record, as host_touched(to_view(c)).
-template <class C, detail::if_container<C> = 0>
-void host_touched(const C& c) noexcept {
-  if (detail::placement_record* r = detail::record_of(c)) {
-    r->forget();
-  } else {
-    host_touched(to_view(c));
-  }
-}
-/// @brief attach(to_view(c), s, m).
-template <class C, detail::if_container<C> = 0>
-void attach(const C& c, stream_ref s, attach_mode m = attach_mode::single,
-            call_site where = call_site::current()) {
-  attach(to_view(c), s, m, where);
 }
 
 UNIMEM_END_NAMESPACE

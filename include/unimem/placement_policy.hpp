@@ -1,5 +1,3 @@
-// unimem: the capability policy of placement. What a placement call did (hint_status), and what
-// placement calls do on a device that cannot migrate managed pages (unsupported_policy).
 /// @file
 /// @brief hint_status (what a placement call did) and unsupported_policy (what placement calls do
 /// on a device that cannot migrate managed pages).
@@ -64,27 +62,23 @@ inline atomic_cell<int>& unsupported_policy_state() noexcept {
   return state;
 }
 
-/// Applies the unsupported_policy for a hint that needs device `id` to migrate pages.
-inline hint_status gate(int id, const char* what, call_site where) {
-  if (device_migrates(id, where)) return hint_status::applied;
-  if (unsupported_policy_state().load() ==
-      static_cast<int>(unsupported_policy::throw_error)) {
-    fixed_text<160> context("device ");
-    context.append(id).append(
-        " cannot migrate managed memory (migrates_on_demand() is false), and "
-        "unimem::unsupported_policy::throw_error is set");
-    fail(backend::error_not_supported, what, where, context.c_str());
-  }
-  return hint_status::unsupported;
-}
-
-/// The runtime refused a hint for this memory with its "not supported" status (nothing left
-/// behind): hint_status::unsupported, or unimem::error under unsupported_policy::throw_error.
+/// A hint the device or the runtime cannot apply (nothing left behind): hint_status::unsupported,
+/// or unimem::error with the native "not supported" status under unsupported_policy::throw_error.
 inline hint_status refused_hint(const char* what, call_site where, const char* context) {
   if (unsupported_policy_state().load() == static_cast<int>(unsupported_policy::throw_error)) {
     fail(backend::error_not_supported, what, where, context);
   }
   return hint_status::unsupported;
+}
+
+/// Applies the unsupported_policy for a hint that needs device `id` to migrate pages.
+inline hint_status gate(int id, const char* what, call_site where) {
+  if (device_migrates(id, where)) return hint_status::applied;
+  fixed_text<160> context("device ");
+  context.append(id).append(
+      " cannot migrate managed memory (migrates_on_demand() is false), and "
+      "unimem::unsupported_policy::throw_error is set");
+  return refused_hint(what, where, context.c_str());
 }
 }  // namespace detail
 

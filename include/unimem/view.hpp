@@ -1,5 +1,3 @@
-// unimem: view<T>, the non-owning (pointer, size) pair that kernels receive. Runtime-free: it
-// compiles without any GPU runtime header.
 /// @file
 /// @brief view, the non-owning (pointer, size) pair that kernels receive. Runtime-free.
 #pragma once
@@ -25,20 +23,13 @@ UNIMEM_BEGIN_NAMESPACE
 template <class T>
 class view {
  public:
-  /// @brief The element type as given, const included (T).
-  using element_type = T;
-  /// @brief The element type without const and volatile.
-  using value_type = std::remove_cv_t<T>;
-  /// @brief The type of sizes and indices (std::size_t).
-  using size_type = std::size_t;
-  /// @brief The type of iterator differences (std::ptrdiff_t).
-  using difference_type = std::ptrdiff_t;
-  /// @brief A pointer to an element (T*).
-  using pointer = T*;
-  /// @brief A reference to an element (T&).
-  using reference = T&;
-  /// @brief The iterator: a plain pointer (T*), since the elements are contiguous.
-  using iterator = T*;
+  using element_type = T;                  ///< The element type as given, const included.
+  using value_type = std::remove_cv_t<T>;  ///< The element type without const and volatile.
+  using size_type = std::size_t;           ///< The type of sizes and indices.
+  using difference_type = std::ptrdiff_t;  ///< The type of iterator differences.
+  using pointer = T*;                      ///< A pointer to an element.
+  using reference = T&;                    ///< A reference to an element.
+  using iterator = T*;                     ///< A plain pointer: the elements are contiguous.
 
   /// @brief An empty view.
   view() = default;
@@ -69,22 +60,15 @@ class view {
   view subview(size_type offset, size_type count) const {
     if (offset > size_ || count > size_ - offset) {
       detail::throw_refused<out_of_range>(detail::refusal("unimem::view::subview: [")
-          .append(offset)
-          .append(", ")
-          .append(offset)
-          .append(" + ")
-          .append(count)
-          .append(") is outside a view of ")
-          .append(size_)
-          .append(" elements"));
+          .append(offset).append(", ").append(offset).append(" + ").append(count)
+          .append(") is outside a view of ").append(size_).append(" elements"));
     }
     return view(data_ + offset, count);
   }
   /// @brief Elements [offset, size()) (host only).
   /// @throws unimem::out_of_range when offset > size().
   view subview(size_type offset) const {
-    if (offset > size_) return subview(offset, 0);
-    return subview(offset, size_ - offset);
+    return subview(offset, offset > size_ ? 0 : size_ - offset);
   }
 
  private:

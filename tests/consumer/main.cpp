@@ -16,7 +16,7 @@ int main() {
   }
   unimem::managed_buffer<int> v{1, 2, 3, 4};
   unimem::launch(consumer_square, unimem::grid_for(v.size()), unimem::inout(v), v.size());
-  v.ready_for_host();
+  unimem::ready_for_host(v);
   const bool ok = v[0] == 1 && v[1] == 4 && v[2] == 9 && v[3] == 16;
   std::printf("consumer: %s (%d %d %d %d)\n", ok ? "OK" : "WRONG", v[0], v[1], v[2], v[3]);
   return ok ? 0 : 1;

@@ -13,7 +13,7 @@ __global__ void lib_a_sum(const float* x, std::size_t n, float* sink) {
 }  // namespace
 
 void lib_a_read_mostly_and_read(shared_buffer& x, unimem::stream& s) {
-  x.advise(unimem::advice::read_mostly);
+  unimem::advise(x, unimem::advice::read_mostly);
   // Read on the host and on the GPU: read-only copies on both sides (the case in which the
   // CUDA 13 driver lost a kernel's later writes after a discarding prefetch).
   volatile float acc = 0.0f;

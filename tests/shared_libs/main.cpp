@@ -46,7 +46,7 @@ TEST(SharedLibrariesGpu, APlacementInOneLibraryHoldsInTheOther) {
     s.synchronize();
     lib_b_launch_in(x, s);  // B reads A's record in x: already placed, nothing to do
     s.synchronize();
-    return x.last_prefetch_location() == unimem::location::host();
+    return unimem::last_prefetch_location(x) == unimem::location::host();
   });
   EXPECT_TRUE(b_trusted_a) << "library B placed again what library A had placed";
 }
@@ -75,8 +75,8 @@ TEST(SharedLibrariesGpu, AnIntentSetInOneLibraryIsFollowedByTheOther) {
   EXPECT_EQ(lib_b_get_intent(x), unimem::intent::map);
   lib_b_launch_in(x, s);  // B's plain tag follows the intent: x stays in host memory
   s.synchronize();
-  EXPECT_EQ(x.preferred_location(), unimem::location::host());
-  EXPECT_TRUE(unimem_test::lists(x.accessed_by(), unimem::location::device(0)));
+  EXPECT_EQ(unimem::preferred_location(x), unimem::location::host());
+  EXPECT_TRUE(unimem_test::lists(unimem::accessed_by(x), unimem::location::device(0)));
   lib_b_launch_out(x, 5.0f, s);
   s.synchronize();
   EXPECT_EQ(count_not(x, 5.0f), 0u);

@@ -48,6 +48,8 @@ set(_allowed_error.hpp stdexcept)
 set(_allowed_argument_error.hpp stdexcept)
 set(_allowed_mpi/error.hpp stdexcept)  # mpi::error, a std::runtime_error
 set(_allowed_mpi/path.hpp string)      # mpi::to_string(path|memory), std::string
+set(_allowed_mpi/staging.hpp memory)   # std::allocator: such containers are pageable, known
+                                       # at compile time (no pointer query per message)
 set(_allowed_mpi/deferred.hpp mutex)   # the deferred sends, posted from any thread
 set(_umbrella_may_reach ${_light} string vector stdexcept)
 

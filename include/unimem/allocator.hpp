@@ -13,35 +13,24 @@
 
 UNIMEM_BEGIN_NAMESPACE
 
-/// @brief A standard allocator over managed memory:
-/// `std::vector<float, unimem::managed_allocator<float>> v(n);` is usable on the CPU as a vector
-/// and from kernels (launch() passes such a vector as a pointer or view, like a buffer).
-/// Stateless: all instances are equal.
+/// @brief A stateless standard allocator over managed memory: a
+/// `std::vector<float, unimem::managed_allocator<float>>` works on the CPU and in launch().
 template <class T>
 struct managed_allocator {
-  /// @brief The element type.
-  using value_type = T;
-  /// @brief A container's move assignment moves the allocator along with the memory.
-  using propagate_on_container_move_assignment = std::true_type;
-  /// @brief Stateless: any instance frees what another allocated.
-  using is_always_equal = std::true_type;
-  /// @brief Its memory kind (copy directions, access tags).
-  using memory_kind = managed_memory;
+  using value_type = T;  ///< The element type.
+  using propagate_on_container_move_assignment = std::true_type;  ///< Moves with the memory.
+  using is_always_equal = std::true_type;  ///< Any instance frees what another allocated.
+  using memory_kind = managed_memory;      ///< For copy directions and access tags.
 
-  /// @brief A stateless allocator.
-  managed_allocator() noexcept = default;
+  managed_allocator() noexcept = default;  ///< A stateless allocator.
   /// @brief Rebinding.
   template <class U>
   managed_allocator(const managed_allocator<U>&) noexcept {}  // NOLINT: rebinding
-
-  /// @brief The most elements one allocation can hold (the rule every unimem allocation keeps).
+  /// @brief The most elements one allocation can hold (max_elements<T>()).
   [[nodiscard]] static constexpr std::size_t max_size() noexcept { return max_elements<T>(); }
-
-  /// @brief Allocates managed memory, attached globally, for n elements (not constructed);
-  /// nullptr for n = 0.
-  /// @throws unimem::length_error when n > max_size(); unimem::out_of_memory (a std::bad_alloc,
-  /// as the Allocator requirements ask) when memory runs out; unimem::runtime_error when the
-  /// runtime fails otherwise (no GPU).
+  /// @brief Managed memory, attached globally, for n elements (not constructed); nullptr for 0.
+  /// @throws unimem::length_error when n > max_size(); unimem::out_of_memory (a std::bad_alloc)
+  /// when memory runs out; unimem::runtime_error when the runtime fails otherwise (no GPU).
   [[nodiscard]] T* allocate(std::size_t n, call_site where = call_site::current()) {
     const std::size_t bytes = detail::checked_bytes(n, sizeof(T), "managed_allocator");
     if (n == 0) return nullptr;
@@ -51,7 +40,6 @@ struct managed_allocator {
   void deallocate(T* p, std::size_t n) noexcept {
     if (p != nullptr) managed_memory::deallocate(p, n * sizeof(T));
   }
-
   /// @brief Always equal.
   template <class U>
   friend bool operator==(const managed_allocator&, const managed_allocator<U>&) noexcept {
@@ -68,8 +56,7 @@ struct managed_allocator {
 template <class T>
 using managed_vector = std::vector<T, managed_allocator<T>>;
 
-/// @brief The kernel-argument hook for managed_vector (kernel_argument.hpp): launch() and the
-/// access tags take it as its view.
+/// @brief The kernel-argument hook for managed_vector: launch() and access tags take its view.
 template <class T>
 view<T> unimem_view(std::vector<T, managed_allocator<T>>& v) noexcept {
   return {v.data(), v.size()};

@@ -1,7 +1,6 @@
 /// @file
-/// @brief argument_error, what unimem throws for arguments it cannot accept, before any
-/// runtime call: as unimem::length_error, unimem::out_of_range or unimem::invalid_argument,
-/// each also the standard exception of the same name. Runtime-free.
+/// @brief argument_error and its three exceptions, thrown for refused arguments before any
+/// runtime call. Runtime-free.
 #pragma once
 
 #include "config.hpp"
@@ -11,25 +10,15 @@
 
 UNIMEM_BEGIN_NAMESPACE
 
-/// @brief A call was given an argument it cannot accept; what() names the call and the values.
+/// @brief A call was given an argument it cannot accept (before anything happened; the GPU
+/// runtime's failures throw unimem::error); what() names the call and the values.
 ///
-/// Thrown before anything happens: by the value types (view::subview, grid_for), by the
-/// buffers and allocators for sizes beyond max_size() and for at() outside the buffer, by
-/// copies between ranges of different sizes, by launches with an empty block and by advice
-/// that needs a location. Calls on the GPU runtime throw unimem::error.
-///
-/// unimem::argument_error is the interface every refused argument carries, beside the
-/// standard logic error that fits, which each thrown object also is:
-/// - unimem::length_error (a `std::length_error`): a size beyond a limit (max_size(), the
-///   grid's largest extent);
-/// - unimem::out_of_range (a `std::out_of_range`): an index or sub-range outside a buffer or
-///   view (at(), subview);
-/// - unimem::invalid_argument (a `std::invalid_argument`): every other refused value (an
-///   empty block, ranges of different sizes, advice without a location).
-/// So `catch (const unimem::argument_error&)`, `catch (const std::logic_error&)` and the
-/// three standard names each catch what they name. (argument_error cannot itself derive from
-/// std::logic_error: the three classes would then hold two, and `catch (const
-/// std::logic_error&)` would match none of them.) Catch it by reference.
+/// Each thrown object is also the standard logic error that fits: unimem::length_error (a size
+/// beyond a limit), unimem::out_of_range (an index or sub-range outside a buffer or view) or
+/// unimem::invalid_argument (any other). So `catch (const unimem::argument_error&)`, `catch (const
+/// std::logic_error&)` and the standard names each catch what they name. (argument_error cannot
+/// derive from std::logic_error: the three would hold two, and a catch of std::logic_error would
+/// match none.) Catch it by reference.
 class argument_error {
  public:
   /// @brief The message: the call and the values it refused.
@@ -37,8 +26,7 @@ class argument_error {
 
  protected:
   argument_error() noexcept = default;
-  /// @brief Copyable, as exceptions must be (the derived std classes copy their parts).
-  argument_error(const argument_error&) noexcept = default;
+  argument_error(const argument_error&) noexcept = default;  ///< Copyable, as exceptions must be.
   /// @brief Copy assignment, as the std exception classes have.
   argument_error& operator=(const argument_error&) noexcept = default;
   virtual ~argument_error() = default;
@@ -63,8 +51,7 @@ class out_of_range : public std::out_of_range, public argument_error {
   [[nodiscard]] const char* what() const noexcept override { return std::out_of_range::what(); }
 };
 
-/// @brief Any other argument unimem cannot accept: a `std::invalid_argument` and a
-/// unimem::argument_error.
+/// @brief Any other refused argument: a `std::invalid_argument` and a unimem::argument_error.
 class invalid_argument : public std::invalid_argument, public argument_error {
  public:
   /// @brief An error with the message `what`.
@@ -81,8 +68,7 @@ namespace detail {
 /// `throw_refused<unimem::out_of_range>(refusal("unimem::view::subview: ").append(n))`.
 using refusal = fixed_text<512>;
 
-/// Throws Error (length_error, out_of_range or invalid_argument) with the message; cold, never
-/// inlined into the caller's fast path.
+/// Throws Error with the message; cold, kept out of the caller's fast path.
 template <class Error>
 [[noreturn]] UNIMEM_DETAIL_COLD void throw_refused(const refusal& message) {
   throw Error(message.c_str());

@@ -1,5 +1,5 @@
 /// @file
-/// @brief copy(), copy_async(), fill() and fill_async() between managed, device and pinned buffers,
+/// @brief copy(), copy_async(), fill() and fill_async() over managed, device and pinned buffers,
 /// views and host ranges; the direction of a copy comes from the ranges' memory kinds.
 #pragma once
 
@@ -43,9 +43,8 @@ constexpr range_residence residence_of() {
   }
 }
 
-/// data() and size() of a contiguous range: a container with those members, or an array
-/// (std::data and std::size without <iterator>, which costs a small translation unit more to
-/// compile than all of unimem's own code).
+/// data() and size() of a contiguous range or an array (not std::data: <iterator> costs a small
+/// translation unit more compile time than all of unimem's own code).
 template <class R>
 constexpr auto range_data(R& r) noexcept(noexcept(r.data())) -> decltype(r.data()) {
   return r.data();
@@ -143,8 +142,8 @@ inline void write_pattern(unsigned char* p, const unsigned char* pattern, std::s
   for (; i < size; ++i) check(backend::memset_async(p + i, pattern[i], 1, s), where);
 }
 
-/// Fills n elements whose first one is written by doubling: copy(done, chunk) copies elements
-/// [0, chunk) to [done, done + chunk); log2(n) calls, n elements moved in total.
+/// Fills n elements from the first by doubling: copy(done, chunk) copies [0, chunk) to done;
+/// log2(n) calls, n elements moved in total.
 template <class CopyPrefix>
 void double_prefix(std::size_t n, CopyPrefix&& copy) {
   for (std::size_t done = 1; done < n;) {
@@ -160,7 +159,6 @@ struct host_fill {
   T* p;
   std::size_t n;
   T value;
-
   /// Writes the value once, then doubles what is written; frees itself.
   static void run(void* data) noexcept {
     host_fill* f = static_cast<host_fill*>(data);
@@ -172,15 +170,8 @@ struct host_fill {
   }
 };
 
-/// Fills [p, p + n) with copies of value, all in stream order on s, never blocking the host and
-/// launching no kernel of unimem's own (plain C++ code can fill):
-/// - a value that is one repeated byte: one memset;
-/// - 2- and 4-byte values: the runtime's 16- or 32-bit memset;
-/// - other values in device or managed memory: the first element by word memsets, then
-///   doubled by device-to-device copies (log2(n) copies, n elements moved in total);
-/// - other values in host memory (pinned or pageable), where a copy between host buffers would
-///   block the host: written by the CPU in a host function queued on s.
-/// `where_it_is`: where the range is, as far as its type says (unknown: ask the runtime).
+/// fill_async() of [p, p + n) (no kernel of unimem's own: plain C++ code can fill); host memory
+/// (pinned or pageable) is found through `where_it_is`, or the runtime when that is unknown.
 template <class T>
 void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s,
                 range_residence where_it_is, call_site where) {
@@ -231,9 +222,8 @@ void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s,
 
 }  // namespace detail
 
-/// @brief Copies src into dst and waits for the copy. Both are any of managed_buffer,
-/// device_buffer, pinned_buffer, managed_vector, view, or a contiguous host range (std::vector,
-/// std::array, ...), with the same element type and size. The direction comes from the types.
+/// @brief Copies src into dst and waits. Each is a unimem buffer, managed_vector, view or
+/// contiguous host range (std::vector, ...), of the same element type and size.
 /// @throws unimem::invalid_argument when the sizes differ (before any runtime call).
 /// @throws unimem::error when the runtime fails.
 template <class Dst, class Src>
@@ -242,19 +232,18 @@ void copy(Dst&& dst, const Src& src, call_site where = call_site::current()) {
   if (detail::range_size(src) != 0) default_stream.synchronize(where);
 }
 
-/// @brief Queues a copy of src into dst on stream s and returns. Host ranges must stay alive
-/// and unchanged until s has done the copy; pinned memory makes the copy truly asynchronous.
+/// @brief Queues a copy of src into dst on stream s. Host ranges must stay alive and unchanged
+/// until s has done it; pinned memory makes the copy truly asynchronous.
 /// @throws unimem::invalid_argument when the sizes differ (before any runtime call).
 template <class Dst, class Src>
 void copy_async(Dst&& dst, const Src& src, stream_ref s, call_site where = call_site::current()) {
   detail::queue_copy(dst, src, s, "unimem::copy_async", where);
 }
 
-/// @brief Queues, on stream s, the filling of a device-accessible range (device, managed or
-/// pinned memory) with copies of value. Never blocks the host and launches no kernel: the
-/// runtime's memsets (values of 1, 2 or 4 bytes), else word memsets of the first element and
-/// device-to-device copies that double it; in pinned memory, values of other sizes are written
-/// by the CPU in a host function queued on s (copies between host buffers would block).
+/// @brief Queues on s the filling of a device-accessible range with copies of value; never blocks
+/// the host, launches no kernel: a memset (one repeated byte, or 2- and 4-byte values), else word
+/// memsets of the first element doubled by device-to-device copies; in host memory the CPU
+/// writes it in a host function queued on s (copies between host buffers would block).
 template <class Range, class T>
 void fill_async(Range&& r, const T& value, stream_ref s, call_site where = call_site::current()) {
   using V = detail::range_value_t<std::remove_reference_t<Range>>;

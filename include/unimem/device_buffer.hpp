@@ -17,15 +17,10 @@
 
 UNIMEM_BEGIN_NAMESPACE
 
-/// @brief An array of T in the memory of the current GPU: the explicit path, for data that
-/// stays on the GPU or moves by copy() (see copy.hpp). The CPU cannot touch its elements.
-///
-/// Move-only; a moved-from buffer is empty. Constructors that initialise finish before they
-/// return.
-///
-/// The buffer interface (size(), size_bytes(), empty(), max_size(), data(), view(), swap(), the
-/// member types) comes from a base class the other buffers share, which the reference does not
-/// list; data() is a device pointer, not dereferenceable on the CPU.
+/// @brief An array of T in the memory of the current GPU, for data that stays there or moves by
+/// copy(); the CPU cannot touch its elements (data() is a device pointer). Move-only; a moved-from
+/// buffer is empty; initialising constructors finish before they return. size(), size_bytes(),
+/// empty(), max_size(), data(), view(), swap() come from a shared base the reference omits.
 template <class T>
 class device_buffer : public detail::array_base<T, device_memory> {
   using base = detail::array_base<T, device_memory>;
@@ -34,8 +29,7 @@ class device_buffer : public detail::array_base<T, device_memory> {
   using typename base::size_type;
   using base::view;
 
-  /// @brief An empty buffer; allocates nothing.
-  device_buffer() noexcept = default;
+  device_buffer() noexcept = default;  ///< An empty buffer; allocates nothing.
   /// @brief n value-initialised elements (filled on the device).
   /// @throws unimem::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
   /// @throws unimem::error when the runtime cannot allocate.
@@ -61,16 +55,13 @@ class device_buffer : public detail::array_base<T, device_memory> {
   template <class InputIt, std::enable_if_t<detail::is_iterator_v<InputIt>, int> = 0>
   device_buffer(InputIt first, InputIt last, call_site where = call_site::current())
       : device_buffer(detail::gathered<T>(first, last, device_memory::buffer_name), where) {}
-
-  /// @brief A host copy of the contents in a contiguous container made from a size, e.g.
-  /// `auto h = d.to<std::vector<float>>();` (unimem's headers do not include `<vector>`).
+  /// @brief A host copy in a contiguous container made from a size: `d.to<std::vector<float>>()`.
   template <class Container>
   [[nodiscard]] Container to(call_site where = call_site::current()) const {
     Container out(this->size());
     copy(out, *this, where);
     return out;
   }
-
   /// @brief Gives up ownership; free the pointer with the runtime's free call.
   [[nodiscard]] T* release() noexcept { return this->storage_.release(); }
   /// @brief Exchanges the two buffers.

@@ -11,13 +11,9 @@
 
 UNIMEM_BEGIN_NAMESPACE
 
-/// @brief An owned runtime event. Record it on a stream; wait for it, ask whether it has
-/// happened, make another stream wait for it (`other.wait(e)`), or time the work between two
-/// events.
-///
-/// Move-only; a moved-from event is empty. Destruction never throws.
+/// @brief An owned runtime event: record it on a stream; wait for it, query it, make another
+/// stream wait for it (`other.wait(e)`), or time work between two. Move-only.
 /// @code
-///   unimem::event start, stop;
 ///   start.record(s);
 ///   unimem::launch(kernel, cfg.on(s), a, n);
 ///   stop.record(s);
@@ -27,27 +23,21 @@ class event {
  public:
   /// @brief Whether the event records timestamps: one choice of two.
   enum class timing_mode {
-    /// Records timestamps (elapsed_ms works).
-    timing,
-    /// Cheaper, for ordering only (cudaEventDisableTiming).
-    disable_timing,
+    timing,  ///< Records timestamps (elapsed_ms works).
+    disable_timing,  ///< Cheaper, for ordering only (cudaEventDisableTiming).
   };
   /// @brief timing_mode.
   /// @deprecated Use timing_mode: a choice of two, not a set of flags.
   using flags [[deprecated("use unimem::event::timing_mode")]] = timing_mode;
-
   /// @brief A new event on the current device. @throws unimem::error
   explicit event(timing_mode m = timing_mode::timing, call_site where = call_site::current()) {
     detail::check(detail::backend::event_create(&handle_, m == timing_mode::timing), where);
   }
-  /// @brief Not copyable: an event owns its handle.
-  event(const event&) = delete;
-  /// @brief Not copyable: an event owns its handle.
-  event& operator=(const event&) = delete;
+  event(const event&) = delete;             ///< Not copyable: owns its handle.
+  event& operator=(const event&) = delete;  ///< Not copyable: owns its handle.
   /// @brief Takes the other event's handle; the other is left empty.
   event(event&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-  /// @brief Destroys this event's handle, if any, and takes the other's; the other is left
-  /// empty.
+  /// @brief Destroys this event's handle, if any, and takes the other's (left empty).
   event& operator=(event&& other) noexcept {
     event(std::move(other)).swap(*this);
     return *this;
@@ -58,7 +48,6 @@ class event {
   }
   /// @brief Exchanges the two events.
   void swap(event& other) noexcept { std::swap(handle_, other.handle_); }
-
   /// @brief Records the event at the current end of stream s.
   void record(stream_ref s = {}, call_site where = call_site::current()) {
     detail::check(detail::backend::event_record(handle_, s.get()), where);
@@ -71,7 +60,6 @@ class event {
   [[nodiscard]] bool ready(call_site where = call_site::current()) const {
     return detail::query_ready(detail::backend::event_query(handle_), where);
   }
-
   /// @brief The native handle (hipEvent_t / cudaEvent_t).
   [[nodiscard]] detail::backend::event_handle get() const noexcept { return handle_; }
   /// @brief False for a moved-from event.

@@ -1,7 +1,6 @@
 /// @file
-/// @brief managed_pool (stream-ordered allocation of managed memory) and pool_buffer (an array
-/// in it). Not in the umbrella header (its bookkeeping needs `<unordered_map>` and `<vector>`);
-/// the std::pmr resource over a pool is in `<unimem/managed_pool_resource.hpp>`.
+/// @brief managed_pool and pool_buffer. Not in the umbrella header (it needs `<unordered_map>`
+/// and `<vector>`); the std::pmr resource is in `<unimem/managed_pool_resource.hpp>`.
 #pragma once
 
 #include "config.hpp"
@@ -26,31 +25,24 @@ UNIMEM_BEGIN_NAMESPACE
 
 /// @brief How a managed_pool is made (see managed_pool's constructors).
 struct managed_pool_options {
-  /// @brief The bytes the pool may hold from the runtime (in use and free) before it returns
-  /// free memory: by the runtime's pool at each synchronisation (stream, event, device), by the
-  /// caching allocator when an allocation must go to the runtime for new memory (the blocks
-  /// whose frees have completed), and by trim() in both. Default: no limit (the pool keeps
-  /// what it has allocated until trim() or its destruction), the setting a pool is made for;
-  /// the runtime's own default, 0, returns freed memory at every synchronisation.
+  /// @brief The bytes the pool may hold from the runtime (in use and free) before it returns free
+  /// memory: the runtime's pool at each synchronisation, the caching allocator when it must ask
+  /// the runtime for new memory (the blocks whose frees have completed), both in trim(). Default:
+  /// no limit (kept until trim() or destruction); the runtime's own, 0, frees at every sync.
   std::size_t release_threshold = std::numeric_limits<std::size_t>::max();
-  /// @brief Use the runtime's pool of managed memory where the runtime has one (CUDA 13 and
-  /// later, runtime and driver); false: unimem's caching allocator on every runtime (to compare
-  /// them, or to keep one behaviour across platforms).
+  /// @brief Use the runtime's pool of managed memory where there is one (CUDA 13 runtime and
+  /// driver); false: unimem's caching allocator everywhere (to compare, or for one behaviour).
   bool use_runtime_pool = true;
 };
 
 /// @brief What a managed_pool holds and hands out (managed_pool::statistics()).
 struct pool_statistics {
-  /// @brief The bytes of the allocations not yet deallocated, as they were asked for.
-  std::size_t bytes_in_use = 0;
-  /// @brief The most bytes_in_use has been since the pool was made or reset_peak() was called.
-  std::size_t peak_bytes_in_use = 0;
-  /// @brief The bytes the pool holds from the runtime: its allocations in use (rounded up to
-  /// their blocks) and the free memory it keeps for reuse. For the runtime's pool, the pool's
-  /// reserved memory as the runtime reports it (in the runtime's granules).
+  std::size_t bytes_in_use = 0;  ///< Bytes of the allocations not yet deallocated, as asked.
+  std::size_t peak_bytes_in_use = 0;  ///< Most bytes_in_use since construction or reset_peak().
+  /// @brief Bytes held from the runtime: allocations in use (rounded up to their blocks) and free
+  /// memory kept for reuse; for the runtime's pool, its reserved memory (in its granules).
   std::size_t bytes_held = 0;
-  /// @brief The allocations not yet deallocated.
-  std::size_t allocations = 0;
+  std::size_t allocations = 0;  ///< The allocations not yet deallocated.
 };
 
 namespace detail {
@@ -58,10 +50,8 @@ namespace detail {
 /// The smallest block of the caching allocator (and the alignment of every allocation).
 constexpr std::size_t pool_min_block = 256;
 
-/// The size class of an allocation of `bytes` in the caching allocator: at least
-/// pool_min_block, else rounded up to a quarter of the power of two below it (at most 25 %
-/// more than asked: 4 KiB, 1 MiB, 64 MiB and 1 GiB are classes of their own).
-/// bytes <= PTRDIFF_MAX (checked before).
+/// The caching allocator's size class for `bytes` (<= PTRDIFF_MAX): at least pool_min_block, else
+/// rounded up to a quarter of the power of two below it (at most 25 % more than asked).
 inline std::size_t pool_block_bytes(std::size_t bytes) noexcept {
   if (bytes <= pool_min_block) return pool_min_block;
   std::size_t top = pool_min_block;
@@ -70,9 +60,8 @@ inline std::size_t pool_block_bytes(std::size_t bytes) noexcept {
   return (bytes + step - 1) / step * step;
 }
 
-/// Memory of a pool: the bytes asked for (live), its size class and the event its frees are
-/// recorded on (caching allocator), its last free (on `stream`; known to have completed when
-/// `done`) and the placement record its last owner left.
+/// Memory of a pool: bytes asked for (live), size class and free event (caching allocator), its
+/// last free (on `stream`; completed when `done`) and the placement record its last owner left.
 struct pool_block {
   void* p = nullptr;
   std::size_t asked = 0, size_class = 0;
@@ -82,11 +71,10 @@ struct pool_block {
   std::uint64_t record = 0;
 };
 
-/// Stream-ordered allocation over a policy that supplies the memory (caching_pool,
-/// runtime_pool): the live allocations and their statistics, the release threshold, reused
-/// memory ordered after its last free, one lock (no runtime call under it but the caching
-/// allocator's event queries). Owned by its managed_pool and each pool_buffer (which may
-/// outlive the pool): the last owner deletes it.
+/// Stream-ordered allocation over a policy that supplies the memory (caching_pool, runtime_pool):
+/// live allocations, statistics, threshold, reuse ordered after the last free; one lock (no
+/// runtime call under it but the caching allocator's event queries). Owned by its managed_pool
+/// and each pool_buffer (which may outlive the pool): the last owner deletes it.
 class pool_core {
  public:
   pool_core(const device& d, std::size_t threshold, native_status status) noexcept
@@ -94,7 +82,6 @@ class pool_core {
   pool_core(const pool_core&) = delete;
   pool_core& operator=(const pool_core&) = delete;
   virtual ~pool_core() = default;
-
   /// One owner more (c may be nullptr); returns c.
   static pool_core* retain(pool_core* c) noexcept {
     if (c != nullptr) (void)c->owners_.fetch_add(1);
@@ -108,11 +95,9 @@ class pool_core {
   bool runtime() const noexcept { return status_ == backend::success; }
   int device_id() const noexcept { return device_.device_id(); }
   native_status status() const noexcept { return status_; }
-
   /// `bytes` (> 0, checked) in the order of stream s; with for_host, ready for the host too.
-  /// `record` receives the placement record of the memory's last owner (0: new memory): a
-  /// pool_buffer starts from it, so that a tagged launch over reused memory still on its GPU
-  /// moves nothing (a record that no longer holds costs a prefetch, never data).
+  /// `record` receives the last owner's placement record (0: new memory), so that a tagged launch
+  /// over reused memory still on its GPU moves nothing (a stale record costs a prefetch only).
   void* allocate(std::size_t bytes, backend::stream_handle s, bool for_host, call_site where,
                  std::uint64_t* record = nullptr) {
     const pool_block b = take(bytes, s, for_host, where);
@@ -129,8 +114,7 @@ class pool_core {
     if (record != nullptr) *record = b.record;
     return b.p;
   }
-  /// Gives p back in the order of stream s with its owner's placement record (0: none); p not
-  /// live here is ignored (never free what we did not allocate).
+  /// Gives p back in the order of s with its owner's placement record; ignores p not live here.
   virtual void deallocate(void* p, backend::stream_handle s, std::uint64_t record) noexcept = 0;
   /// Returns free memory to the runtime until the pool holds at most `keep` bytes.
   virtual void trim_to(std::size_t keep, call_site where) = 0;
@@ -168,7 +152,6 @@ class pool_core {
   virtual void untake(const pool_block& b, backend::stream_handle s) noexcept = 0;
   virtual std::size_t bytes_held(call_site where) = 0;
   virtual void apply_release_threshold(std::size_t, call_site) {}
-
   /// Makes b live, asking for `bytes` (the caller holds the lock); throws with nothing changed.
   void track(pool_block& b, std::size_t bytes) {
     b.asked = bytes;
@@ -197,10 +180,9 @@ class pool_core {
   std::size_t in_use_ = 0, peak_ = 0;
 };
 
-/// unimem's caching allocator: blocks in size classes (pool_block_bytes), each one runtime
-/// allocation with an event on which its frees are recorded. A block freed on stream s is
-/// handed out again on s at once; on another stream once that free has completed (queried,
-/// never waited for: no stream waits for another's work); else a new block is made.
+/// unimem's caching allocator: blocks in size classes, each a runtime allocation with an event for
+/// its frees. A block freed on s is reused on s at once, on another stream once that free has
+/// completed (queried, never waited for); else a new block is made.
 class caching_pool final : public pool_core {
  public:
   using pool_core::pool_core;
@@ -217,7 +199,7 @@ class caching_pool final : public pool_core {
     b.done = false;
     b.record = record;
     if (!release) {
-      // The free's point unknown: the stream is waited for, or else the block is given back.
+      // The free's point unknown: wait for the stream, or else give the block back.
       backend::result r = backend::event_record(b.event, s);
       if (r.code != backend::success) {
         backend::forget_if_last(r.code);
@@ -270,10 +252,8 @@ class caching_pool final : public pool_core {
     spin_guard lock(lock_);
     return held_;
   }
-
-  /// Takes a free block of class `size` for s (the caller holds the lock): for the device, the
-  /// last one freed on s first, else the oldest whose free has completed; for the host, a
-  /// completed one first, else the last one freed on s. A failed query is left in `failed`.
+  /// Takes a free block of class `size` for s (lock held): for the device, the last freed on s,
+  /// else the oldest completed; for the host the reverse. A failed query is left in `failed`.
   bool take_free(std::size_t size, backend::stream_handle s, bool for_host, pool_block& out,
                  backend::result& failed) {
     const auto it = free_.find(size);
@@ -311,10 +291,8 @@ class caching_pool final : public pool_core {
     }
     return false;
   }
-
-  /// Gives free blocks back, the oldest of each class first, while the pool holds more than
-  /// `keep_bytes`: any (its free waited for), or with completed_only those whose frees have
-  /// completed. The first failure is thrown once the blocks taken are given back.
+  /// Gives free blocks back (oldest first) while the pool holds more than `keep_bytes`: any (its
+  /// free waited for), or only completed ones; the first failure is thrown after, not before.
   void release_above(std::size_t keep_bytes, bool completed_only, call_site where) {
     backend::result failed{backend::success, ""};
     std::vector<pool_block> out;
@@ -349,9 +327,7 @@ class caching_pool final : public pool_core {
       throw_error(failed, where, completed_only ? query_failed : "managed_pool::trim");
     }
   }
-
-  /// A new block, its event made on the pool's device; out of memory, once more after the
-  /// free blocks went back.
+  /// A new block (event made on the pool's device); out of memory: retried after freeing all.
   pool_block new_block(std::size_t bytes, std::size_t size, call_site where) {
     pool_block b;
     b.size_class = size;
@@ -378,7 +354,6 @@ class caching_pool final : public pool_core {
     }
     return b;
   }
-
   /// Lists a free block, or gives it back: with `release`, once closed, or with no room.
   void keep(const pool_block& b, bool release) noexcept {
     {
@@ -395,8 +370,7 @@ class caching_pool final : public pool_core {
     }
     release_block(b);
   }
-  /// Every free block back to the runtime (and, closing, each one freed from now on); returns
-  /// whether there was any.
+  /// Every free block back to the runtime (closing: also later frees); whether there was any.
   bool release_all(bool closing) noexcept {
     decltype(free_) lists;
     bool any = false;
@@ -534,32 +508,24 @@ template <class T>
 class pool_buffer;
 
 /// @brief A pool of managed memory with stream-ordered allocation: allocate(bytes, s) and
-/// deallocate(p, bytes, s) cost microseconds where cudaMallocManaged / hipMallocManaged and
-/// their frees cost a hundred and more (docs/pitfalls.md), and the memory is ordinary managed
-/// memory: the CPU and every GPU use it, it migrates, and views, access tags and placement
-/// calls work on it as on any managed memory.
+/// deallocate(p, bytes, s) cost microseconds where cudaMallocManaged / hipMallocManaged and their
+/// frees cost a hundred and more (docs/pitfalls.md); the memory is ordinary managed memory (CPU
+/// and every GPU, migrating; views, access tags and placement calls work on it).
 ///
-/// Stream order, as cudaMallocAsync's: memory allocated on stream s may be used by work queued
-/// on s after the allocation, and by the host or other streams once s has reached that point
-/// (s.synchronize(), or an event recorded on s after it); memory deallocated on s may still be
-/// used by work queued on s before the deallocation, and by nothing after it. Work of other
-/// streams that uses the memory must be ordered before the deallocation (an event that s
-/// waits for). Use streams of the pool's device (or the default stream with that device
-/// current).
+/// Stream order, as cudaMallocAsync's: memory allocated on s may be used by work queued on s after
+/// the allocation, and by the host or other streams once s has reached it (s.synchronize(), or an
+/// event recorded on s after it); memory deallocated on s may be used by work queued on s before
+/// the deallocation, by nothing after it; other streams' work must be ordered before it (an event
+/// s waits for). Use streams of the pool's device (or the default stream with it current).
 ///
-/// Behind it: the runtime's pool of managed memory where the runtime has one (CUDA 13 and
-/// later: tried at construction, and a refusal selects the other), else unimem's caching
-/// allocator over the runtime's managed allocation (HIP on AMD and NVIDIA, CUDA 12 and older):
-/// size classes (at most a quarter more than asked), a block freed on s reused on s at once and
-/// on another stream once its free has completed, never earlier; see uses_runtime_pool().
+/// Behind it: the runtime's pool of managed memory where there is one (CUDA 13; a refusal at
+/// construction selects the other), else unimem's caching allocator (HIP, CUDA 12 and older): size
+/// classes (at most a quarter more than asked), a block freed on s reused on s at once and on
+/// another stream once its free has completed; see uses_runtime_pool().
 ///
-/// Thread-safe: any number of threads may allocate and deallocate at once. Move-only; a
-/// moved-from pool throws unimem::invalid_argument when used. The destructor never throws and
-/// returns everything the pool holds to the runtime; allocations still out (a pool_buffer that
-/// outlives its pool) stay valid and are given back when they are deallocated.
+/// Thread-safe. Move-only; a moved-from pool throws unimem::invalid_argument when used.
 /// @code
 ///   unimem::managed_pool pool;                          // on the current device
-///   unimem::stream s;
 ///   for (int step = 0; step < steps; ++step) {
 ///     unimem::pool_buffer<float> tmp(n, pool, s);       // microseconds, not a cudaMallocManaged
 ///     unimem::launch(kernel, unimem::grid_for(n).on(s), unimem::out(tmp), n);
@@ -567,24 +533,20 @@ class pool_buffer;
 /// @endcode
 class managed_pool {
  public:
-  /// @brief A pool on the current device with the default options.
-  /// @throws unimem::error when there is no GPU ("no GPU was found") or the runtime fails.
+  /// @brief A pool on the current device with the default options. @throws as below.
   explicit managed_pool(call_site where = call_site::current())
       : managed_pool(managed_pool_options(), where) {}
   /// @brief A pool on the current device.
   /// @throws unimem::error when there is no GPU ("no GPU was found") or the runtime fails.
   explicit managed_pool(const managed_pool_options& o, call_site where = call_site::current())
       : core_(make(device::current(where), o, where)) {}
-  /// @brief A pool on device d (its streams are d's; the current device is left as it was).
-  /// @throws unimem::error when the runtime fails.
+  /// @brief A pool on device d (its streams are d's). @throws unimem::error when the runtime fails.
   explicit managed_pool(const device& d, const managed_pool_options& o = managed_pool_options(),
                         call_site where = call_site::current())
       : core_(make(d, o, where)) {}
 
-  /// @brief Not copyable: a pool owns its memory.
-  managed_pool(const managed_pool&) = delete;
-  /// @brief Not copyable: a pool owns its memory.
-  managed_pool& operator=(const managed_pool&) = delete;
+  managed_pool(const managed_pool&) = delete;             ///< Not copyable: owns its memory.
+  managed_pool& operator=(const managed_pool&) = delete;  ///< Not copyable: owns its memory.
   /// @brief Takes the other pool; the other is left empty (moved-from).
   managed_pool(managed_pool&& other) noexcept : core_(std::exchange(other.core_, nullptr)) {}
   /// @brief Releases this pool (as the destructor does) and takes the other.
@@ -592,15 +554,14 @@ class managed_pool {
     managed_pool(std::move(other)).swap(*this);
     return *this;
   }
-  /// @brief Returns everything the pool holds to the runtime; never throws. Allocations still
-  /// out stay valid and are returned when they are deallocated.
+  /// @brief Returns everything the pool holds to the runtime; never throws. Allocations still out
+  /// (a pool_buffer may outlive its pool) stay valid and are returned when deallocated.
   ~managed_pool() {
     if (core_ != nullptr) core_->close();
     detail::pool_core::release(core_);
   }
   /// @brief Exchanges the two pools.
   void swap(managed_pool& other) noexcept { std::swap(core_, other.core_); }
-
   /// @brief `bytes` of managed memory in the order of stream s (see the class): aligned to at
   /// least 256 bytes; nullptr for 0 bytes (no runtime call).
   /// @throws unimem::length_error above PTRDIFF_MAX bytes (before any runtime call);
@@ -610,37 +571,28 @@ class managed_pool {
                                call_site where = call_site::current()) {
     return allocate_on(bytes, s, false, "allocate", where);
   }
-  /// @brief As allocate(), and the host may use the memory at once: where it was freed on s by
-  /// work still queued there, this waits for that free (caching allocator) or for s (the
-  /// runtime's pool); the caching allocator prefers memory whose free has completed. For
-  /// containers that write their elements at once (managed_pool_resource).
-  /// @throws as allocate().
+  /// @brief As allocate() (and throws as it does), and the host may use the memory at once: memory
+  /// freed by work still queued on s waits for that free (caching allocator) or for s.
   [[nodiscard]] void* allocate_for_host(std::size_t bytes, stream_ref s = {},
                                         call_site where = call_site::current()) {
     return allocate_on(bytes, s, true, "allocate_for_host", where);
   }
-  /// @brief Gives p (from allocate(bytes, ...)) back in the order of stream s: work queued on
-  /// s before this call may still use it. Never throws; nullptr and pointers this pool did not
-  /// hand out are ignored.
+  /// @brief Gives p back in the order of stream s; ignores pointers this pool did not hand out.
   void deallocate(void* p, std::size_t bytes, stream_ref s = {}) noexcept {
     (void)bytes;  // the pool knows each allocation's size
     if (p != nullptr && core_ != nullptr) core_->deallocate(p, s.get(), 0);
   }
-
-  /// @brief Returns free memory above the release threshold to the runtime (see
-  /// managed_pool_options::release_threshold); trim_to(release_threshold()).
+  /// @brief trim_to(release_threshold()) (see managed_pool_options::release_threshold).
   void trim(call_site where = call_site::current()) {
     detail::pool_core& c = checked("trim");
     c.trim_to(c.release_threshold(), where);
   }
-  /// @brief Returns free memory to the runtime until the pool holds at most `keep` bytes
-  /// (allocations in use are held whatever `keep` says). The caching allocator waits for frees
-  /// still queued on their streams; the runtime's pool keeps what it cannot release yet.
+  /// @brief Returns free memory to the runtime until the pool holds at most `keep` bytes (the
+  /// caching allocator waits for queued frees; the runtime's pool keeps what it cannot release).
   /// @throws unimem::error when the runtime fails.
   void trim_to(std::size_t keep, call_site where = call_site::current()) {
     checked("trim_to").trim_to(keep, where);
   }
-
   /// @brief Bytes in use, their peak, bytes held from the runtime, allocations in use.
   /// @throws unimem::error when the runtime cannot report its pool's memory.
   [[nodiscard]] pool_statistics statistics(call_site where = call_site::current()) const {
@@ -648,7 +600,6 @@ class managed_pool {
   }
   /// @brief Starts the peak over from the bytes in use now.
   void reset_peak() { checked("reset_peak").reset_peak(); }
-
   /// @brief The release threshold (see managed_pool_options).
   [[nodiscard]] std::size_t release_threshold() const {
     return checked("release_threshold").release_threshold();
@@ -658,20 +609,15 @@ class managed_pool {
   void set_release_threshold(std::size_t bytes, call_site where = call_site::current()) {
     checked("set_release_threshold").set_release_threshold(bytes, where);
   }
-
-  /// @brief True when the runtime's pool of managed memory serves (CUDA 13 and later), false
-  /// when unimem's caching allocator does.
+  /// @brief True when the runtime's pool serves (CUDA 13), false for the caching allocator.
   [[nodiscard]] bool uses_runtime_pool() const { return checked("uses_runtime_pool").runtime(); }
-  /// @brief "the runtime's pool of managed memory" or "unimem's caching allocator", for
-  /// reports.
+  /// @brief "the runtime's pool of managed memory" or "unimem's caching allocator".
   [[nodiscard]] const char* implementation_name() const {
     return uses_runtime_pool() ? "the runtime's pool of managed memory"
                                : "unimem's caching allocator";
   }
-  /// @brief Why the caching allocator serves: the status with which creating the runtime's
-  /// pool was refused, or the backend's "not supported" where it was not tried (HIP, CUDA 12
-  /// and older, managed_pool_options::use_runtime_pool false); success when the runtime's pool
-  /// serves.
+  /// @brief Why the caching allocator serves: the runtime's refusal, or "not supported" where not
+  /// tried (HIP, CUDA 12 and older, use_runtime_pool false); success for the runtime's pool.
   [[nodiscard]] native_status runtime_pool_status() const {
     return checked("runtime_pool_status").status();
   }
@@ -717,25 +663,19 @@ class managed_pool {
   detail::pool_core* core_ = nullptr;  // one of its owners
 };
 
-/// @brief An array of T in managed memory from a managed_pool, allocated and given back in the
-/// order of a stream: managed_buffer's container interface, views, access tags and placement
-/// calls (unimem::prefetch(b, ...), unimem::ready_for_host(b, s), ...), with the pool's
-/// allocation speed.
+/// @brief An array of T from a managed_pool, allocated and given back in the order of a stream,
+/// with managed_buffer's interface, tags and placement calls. Elements are uninitialised.
 ///
-/// The elements are left uninitialised (as the pool's memory comes). Stream order (see
-/// managed_pool): kernels on the buffer's stream may use it at once; the host, after the
-/// stream has reached the allocation (s.synchronize(), or ready_for_host(b, s), which also
-/// brings the pages to the host). The destructor gives the memory back in the order of
-/// stream(): work queued there before may still use it; work of other streams must be
-/// ordered before the destruction (or set_stream() names the stream to order it after). That
-/// stream must outlive the buffer (declare the stream first). A pool_buffer may outlive its
-/// pool. Move-only; a moved-from buffer is empty; the destructor never throws. `memory_kind`
-/// is unimem::managed_memory: copy() and the tags treat it as the managed memory it is.
+/// Stream order (see managed_pool): kernels on the buffer's
+/// stream may use it at once; the host after the stream has reached the allocation
+/// (s.synchronize(), or ready_for_host(b, s), which also brings the pages to the host). The
+/// destructor gives the memory back in the order of stream(), which must outlive the buffer
+/// (declare it first); other streams' work must be ordered before it (or use set_stream()). May
+/// outlive its pool. Move-only; a moved-from buffer is empty.
 /// @code
 ///   unimem::pool_buffer<float> tmp(n, pool, s);
 ///   unimem::launch(kernel, unimem::grid_for(n).on(s), unimem::in(a), unimem::out(tmp), n);
 ///   unimem::ready_for_host(tmp, s);                   // waits for s, pages to the host
-///   float first = tmp[0];
 /// @endcode
 template <class T>
 class pool_buffer : public detail::host_array<T, detail::pool_memory> {
@@ -743,25 +683,19 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
 
  public:
   using typename base::size_type;
-  /// @brief Managed memory, for copy() and the access tags.
-  using memory_kind = managed_memory;
+  using memory_kind = managed_memory;  ///< Managed memory, for copy() and the access tags.
 
-  /// @brief An empty buffer; allocates nothing.
-  pool_buffer() noexcept = default;
-  /// @brief n uninitialised elements from `pool`, allocated in the order of stream s (which
-  /// its destruction is ordered on too, see set_stream()).
+  pool_buffer() noexcept = default;  ///< An empty buffer; allocates nothing.
+  /// @brief n uninitialised elements from `pool`, allocated (and later freed) in the order of s.
   /// @throws unimem::length_error when n > max_size(); unimem::out_of_memory when memory runs
   /// out; unimem::error when the runtime fails; unimem::invalid_argument for a moved-from pool.
   pool_buffer(size_type n, managed_pool& pool, stream_ref s = {},
               call_site where = call_site::current())
       : pool_buffer(n, pool, s, where, record_slot{}) {}
 
-  /// @brief Not copyable: a buffer owns its memory.
-  pool_buffer(const pool_buffer&) = delete;
-  /// @brief Not copyable: a buffer owns its memory.
-  pool_buffer& operator=(const pool_buffer&) = delete;
-  /// @brief Takes the other buffer's memory, stream and placement record; the other is left
-  /// empty.
+  pool_buffer(const pool_buffer&) = delete;             ///< Not copyable: owns its memory.
+  pool_buffer& operator=(const pool_buffer&) = delete;  ///< Not copyable: owns its memory.
+  /// @brief Takes the other's memory, stream and placement record; the other is left empty.
   pool_buffer(pool_buffer&& other) noexcept
       : base(std::move(static_cast<base&>(other))),
         core_(std::exchange(other.core_, nullptr)),
@@ -779,13 +713,10 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
     }
     detail::pool_core::release(core_);
   }
-
   /// @brief The stream the memory is given back on.
   [[nodiscard]] stream_ref stream() const noexcept { return stream_; }
-  /// @brief Orders the release of the memory on stream s instead (as rmm::device_buffer's
-  /// set_stream): e.g. the stream of the last work that uses it.
+  /// @brief Orders the release on stream s instead (e.g. that of the last work that uses it).
   void set_stream(stream_ref s) noexcept { stream_ = s; }
-
   /// @brief Exchanges the two buffers (memory, pools, streams, placement records).
   void swap(pool_buffer& other) noexcept {
     base::swap(other);
@@ -811,7 +742,6 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
         stream_(s) {
     record_.set(kept.value);
   }
-
   /// The placement-record hook (access.hpp): tags and placement calls of this buffer use it.
   friend detail::placement_record* unimem_detail_placement_record(const pool_buffer& b) noexcept {
     return &b.record_;

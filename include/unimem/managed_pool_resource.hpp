@@ -1,6 +1,5 @@
 /// @file
-/// @brief managed_pool_resource: std::pmr containers in managed memory at the pool's speed.
-/// Not in the umbrella header: it needs `<memory_resource>` (as memory_resource.hpp does).
+/// @brief managed_pool_resource. Not in the umbrella header: it needs `<memory_resource>`.
 #pragma once
 
 #include "config.hpp"
@@ -17,21 +16,16 @@
 
 UNIMEM_BEGIN_NAMESPACE
 
-/// @brief A std::pmr::memory_resource over a managed_pool, for containers in managed memory
-/// at the pool's speed (`std::pmr::vector<float> v(n, &resource);`).
-///
-/// Allocations are ordered on the resource's stream and returned ready for the host (a
-/// container writes its elements at once; managed_pool::allocate_for_host). Deallocations are
-/// ordered on the stream: work queued on it before may still use the memory. Any power-of-two
-/// alignment. A resource compares equal only to itself (it remembers its over-aligned
-/// allocations); the pool must outlive it.
+/// @brief A std::pmr::memory_resource over a managed_pool, for containers in managed memory at
+/// the pool's speed (`std::pmr::vector<float> v(n, &resource);`). Allocations are ordered on its
+/// stream and ready for the host (managed_pool::allocate_for_host); deallocations are ordered on
+/// the stream. Any power-of-two alignment. Equal only to itself; the pool must outlive it.
 class managed_pool_resource final : public std::pmr::memory_resource {
  public:
   /// @brief Allocates from `pool`, in the order of stream s.
   explicit managed_pool_resource(managed_pool& pool, stream_ref s = {}) noexcept
       : pool_(&pool), stream_(s) {}
-  /// @brief The pool.
-  [[nodiscard]] managed_pool& pool() const noexcept { return *pool_; }
+  [[nodiscard]] managed_pool& pool() const noexcept { return *pool_; }  ///< The pool.
   /// @brief The stream allocations and deallocations are ordered on.
   [[nodiscard]] stream_ref stream() const noexcept { return stream_; }
 
@@ -65,8 +59,7 @@ class managed_pool_resource final : public std::pmr::memory_resource {
     }
     pool_->deallocate(p, bytes, stream_);
   }
-  // Each resource keeps the originals of its over-aligned allocations: only itself can
-  // deallocate them.
+  // Only this resource knows the originals of its over-aligned allocations.
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
     return this == &other;
   }

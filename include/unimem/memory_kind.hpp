@@ -1,14 +1,9 @@
 /// @file
-/// @brief The memory kinds managed_memory, device_memory and pinned_memory: the one description of
-/// each kind that the buffers, managed_allocator, the pmr resources and copy() read.
-///
-/// A memory kind is a type with: `name` ("managed", "device", "pinned") and `buffer_name` (the
-/// unimem buffer of this kind, for messages); `host_accessible` / `device_accessible` (the
-/// CPU / kernels may dereference its pointers); `migrates` (pages move between CPU and GPUs:
-/// placement and access tags apply); `residence` (where the bytes are, for copy directions);
-/// `static void* allocate(std::size_t bytes, const char* what, call_site where)`, which throws
-/// unimem::error and never returns null; and `static void deallocate(void* p, std::size_t
-/// bytes) noexcept`, given what allocate was asked for.
+/// @brief The memory kinds managed_memory, device_memory and pinned_memory, which the buffers,
+/// managed_allocator, the pmr resources and copy() read: `name`, `buffer_name` (for messages), the
+/// constants of detail::memory_kind_traits, `static void* allocate(std::size_t bytes, const char*
+/// what, call_site where)` (throws unimem::error, never returns null) and `static void
+/// deallocate(void* p, std::size_t bytes) noexcept` (given what allocate was asked for).
 #pragma once
 
 #include <cstddef>
@@ -23,17 +18,13 @@ UNIMEM_BEGIN_NAMESPACE
 
 /// @brief Where a memory kind keeps its bytes.
 enum class memory_residence {
-  /// CPU memory (pinned memory is also mapped for the GPU).
-  host,
-  /// GPU memory.
-  device,
-  /// Wherever the pages were last placed (managed memory).
-  migrating,
+  host,       ///< CPU memory (pinned memory is also mapped for the GPU).
+  device,     ///< GPU memory.
+  migrating,  ///< Wherever the pages were last placed (managed memory).
 };
 
 namespace detail {
-/// The cold path of allocate_or_throw: unimem::error naming `what` and the size (a null pointer
-/// with success from the runtime counts as an invalid value).
+/// Cold path of allocate_or_throw (a null pointer with success counts as an invalid value).
 [[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_allocation_error(backend::result r,
                                                                                   std::size_t bytes,
                                                                                   const char* what,
@@ -61,15 +52,13 @@ void* allocate_or_throw(AllocateFn&& allocate, std::size_t bytes, const char* wh
 }  // namespace detail
 
 namespace detail {
-/// The constants of a memory kind (see the file's description), shared by the three kinds.
+/// The constants of a memory kind.
 template <bool Host, bool Device, bool Migrates, memory_residence Residence>
 struct memory_kind_traits {
-  /// True when the CPU may dereference its pointers.
-  static constexpr bool host_accessible = Host;
-  /// True when kernels may dereference its pointers.
-  static constexpr bool device_accessible = Device;
-  /// True when pages move between the CPU and the GPUs, so placement calls and access tags
-  /// apply; memory that never moves passes the tags through (device) or is refused (pinned).
+  static constexpr bool host_accessible = Host;      ///< The CPU may dereference its pointers.
+  static constexpr bool device_accessible = Device;  ///< Kernels may dereference its pointers.
+  /// Pages move between CPU and GPUs, so placement calls and access tags apply; memory that never
+  /// moves passes the tags through (device) or is refused (pinned).
   static constexpr bool migrates = Migrates;
   /// Where the bytes are, for the direction of copies (migrating: the runtime infers it).
   static constexpr memory_residence residence = Residence;
@@ -80,10 +69,8 @@ struct memory_kind_traits {
 /// to the processor that touches them where the device can (see device::migrates_on_demand).
 struct managed_memory
     : detail::memory_kind_traits<true, true, true, memory_residence::migrating> {
-  /// @brief "managed", for messages.
-  static constexpr const char* name = "managed";
-  /// @brief "managed_buffer", for messages.
-  static constexpr const char* buffer_name = "managed_buffer";
+  static constexpr const char* name = "managed";                ///< For messages.
+  static constexpr const char* buffer_name = "managed_buffer";  ///< For messages.
   /// @brief hipMallocManaged / cudaMallocManaged, attached globally.
   /// @throws unimem::error when the runtime cannot allocate, naming `what`, the size in bytes
   /// and `where`; never returns null.
@@ -92,9 +79,8 @@ struct managed_memory
         [](void** p, std::size_t b) { return detail::backend::malloc_managed(p, b); }, bytes, what,
         where);
   }
-  /// @brief The same, attached to the host (cudaMemAttachHost): kernels may not touch it until it
-  /// is attached to a stream or globally (attach()); on devices without concurrent managed
-  /// access, the CPU may use it while kernels run.
+  /// @brief The same, attached to the host (cudaMemAttachHost): kernels may not touch it until
+  /// attach(); without concurrent managed access, the CPU may use it while kernels run.
   /// @throws unimem::error as allocate().
   static void* allocate_host_attached(std::size_t bytes, const char* what, call_site where) {
     return detail::allocate_or_throw(
@@ -107,10 +93,8 @@ struct managed_memory
 
 /// @brief Memory of the current GPU: kernels and copies only, the CPU cannot touch it.
 struct device_memory : detail::memory_kind_traits<false, true, false, memory_residence::device> {
-  /// @brief "device", for messages.
-  static constexpr const char* name = "device";
-  /// @brief "device_buffer", for messages.
-  static constexpr const char* buffer_name = "device_buffer";
+  static constexpr const char* name = "device";                ///< For messages.
+  static constexpr const char* buffer_name = "device_buffer";  ///< For messages.
   /// @brief hipMalloc / cudaMalloc on the current device.
   /// @throws unimem::error as managed_memory::allocate().
   static void* allocate(std::size_t bytes, const char* what, call_site where) {
@@ -123,10 +107,8 @@ struct device_memory : detail::memory_kind_traits<false, true, false, memory_res
 /// @brief Page-locked (pinned) host memory: the CPU uses it as any memory, copies run at full
 /// bus speed and asynchronously, kernels may read it over the bus.
 struct pinned_memory : detail::memory_kind_traits<true, true, false, memory_residence::host> {
-  /// @brief "pinned", for messages.
-  static constexpr const char* name = "pinned";
-  /// @brief "pinned_buffer", for messages.
-  static constexpr const char* buffer_name = "pinned_buffer";
+  static constexpr const char* name = "pinned";                ///< For messages.
+  static constexpr const char* buffer_name = "pinned_buffer";  ///< For messages.
   /// @brief cudaMallocHost; hipHostMalloc before HIP 6.4, hipHostAlloc from 6.4 on.
   /// @throws unimem::error as managed_memory::allocate().
   static void* allocate(std::size_t bytes, const char* what, call_site where) {

@@ -20,17 +20,14 @@ UNIMEM_BEGIN_NAMESPACE
 
 namespace detail {
 
-/// The runtimes return memory aligned to at least this; larger alignments are made by
-/// over-allocating and remembering the original pointer.
+/// The runtimes' alignment; larger ones over-allocate and remember the original pointer.
 constexpr std::size_t runtime_alignment = 256;
 
-/// The allocation logic of the three resources over memory kind Kind. Strong exception safety:
-/// an allocation that throws leaves nothing behind.
+/// The three resources' allocation over memory kind Kind; a throwing allocation leaves nothing.
 template <class Kind>
 class runtime_resource : public std::pmr::memory_resource {
  protected:
-  /// The name used in messages.
-  virtual const char* resource_name() const noexcept = 0;
+  virtual const char* resource_name() const noexcept = 0;  ///< The name used in messages.
   /// Allocates through Kind (the device resource makes its device current first).
   virtual void* raw_allocate(std::size_t bytes) {
     return Kind::allocate(bytes, resource_name(), call_site::current());
@@ -40,13 +37,13 @@ class runtime_resource : public std::pmr::memory_resource {
     if (alignment == 0 || (alignment & (alignment - 1)) != 0) throw std::bad_alloc();
     if (bytes == 0) bytes = 1;  // a unique, non-null pointer for every allocation
     const bool over = alignment > runtime_alignment;
-    (void)checked_bytes(bytes, 1, resource_name());  // the rule of every unimem allocation
-    if (over) (void)checked_bytes(bytes + alignment, 1, resource_name());  // cannot wrap: bytes < 2^63
+    (void)checked_bytes(bytes, 1, resource_name());
+    if (over) (void)checked_bytes(bytes + alignment, 1, resource_name());  // bytes < 2^63: no wrap
     void* raw = raw_allocate(over ? bytes + alignment : bytes);
     if (!over) return raw;
     const auto address = reinterpret_cast<std::uintptr_t>(raw);
     void* aligned = reinterpret_cast<void*>((address + alignment - 1) & ~(alignment - 1));
-    try {  // recording the original pointer may throw (bad_alloc): then nothing stays allocated
+    try {
       std::lock_guard<std::mutex> lock(mutex_);
       originals_.emplace(aligned, raw);
     } catch (...) {
@@ -76,8 +73,8 @@ class runtime_resource : public std::pmr::memory_resource {
 
 }  // namespace detail
 
-/// @brief Managed memory as a std::pmr::memory_resource (e.g. for std::pmr::vector).
-/// Any power-of-two alignment; allocation failure throws unimem::error.
+/// @brief Managed memory as a std::pmr::memory_resource (any power-of-two alignment; allocation
+/// failure throws unimem::error).
 class managed_memory_resource final : public detail::runtime_resource<managed_memory> {
  private:
   const char* resource_name() const noexcept override { return "managed_memory_resource"; }
@@ -95,8 +92,7 @@ class pinned_memory_resource final : public detail::runtime_resource<pinned_memo
   }
 };
 
-/// @brief Memory of one GPU as a std::pmr::memory_resource. The memory is not accessible from
-/// the CPU: use it for containers whose elements only kernels and copies touch.
+/// @brief Memory of one GPU as a std::pmr::memory_resource, for elements the CPU never touches.
 class device_memory_resource final : public detail::runtime_resource<device_memory> {
  public:
   /// @brief Allocates on the current device.
@@ -104,8 +100,7 @@ class device_memory_resource final : public detail::runtime_resource<device_memo
       : device_(device::current(where).device_id()) {}
   /// @brief Allocates on device d.
   explicit device_memory_resource(const device& d) : device_(d.device_id()) {}
-  /// @brief The device it allocates on.
-  [[nodiscard]] int device_id() const noexcept { return device_; }
+  [[nodiscard]] int device_id() const noexcept { return device_; }  ///< The device it allocates on.
 
  private:
   const char* resource_name() const noexcept override { return "device_memory_resource"; }

@@ -15,18 +15,15 @@ UNIMEM_BEGIN_NAMESPACE
 
 /// @brief What max_potential_block_size() finds for a kernel on the current device.
 struct potential_block_size {
-  /// The fewest blocks that reach the best occupancy on every multiprocessor: a grid of at
-  /// least this many blocks keeps the whole device busy (for a grid-stride loop).
+  /// The fewest blocks that keep the whole device at best occupancy (a grid-stride loop's grid).
   unsigned min_grid_size = 0;
-  /// Threads per block that give the kernel the highest occupancy: positive, a multiple of the
-  /// warp size (unless the kernel or the limit allows fewer), at most the device's
-  /// max_threads_per_block().
+  /// Threads per block for the highest occupancy: positive, a multiple of the warp size (unless
+  /// the kernel or the limit allows fewer), at most the device's max_threads_per_block().
   unsigned block_size = 0;
 };
 
 namespace detail {
-/// The cold path of max_potential_block_size(): the runtime found no block size (the dynamic
-/// shared memory asked for does not fit any block).
+/// Cold path of max_potential_block_size(): the dynamic shared memory fits no block size.
 [[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_no_block_size(
     backend::result r, std::size_t shared_bytes, call_site where)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
@@ -42,24 +39,21 @@ namespace detail {
 #endif
 }  // namespace detail
 
-/// @brief The block size that gives `kernel` the highest occupancy on the calling thread's
-/// current device, with `dynamic_shared_bytes` of dynamic shared memory per block, and the
-/// fewest blocks that reach it (the runtime's occupancy calculator,
-/// cudaOccupancyMaxPotentialBlockSize / hipOccupancyMaxPotentialBlockSize).
+/// @brief The block size that gives `kernel` the highest occupancy on the current device, with
+/// `dynamic_shared_bytes` of dynamic shared memory per block, and the fewest blocks that reach it
+/// (cudaOccupancyMaxPotentialBlockSize / hipOccupancyMaxPotentialBlockSize).
 ///
-/// Asks the runtime at each call (device attributes, the kernel's registers and shared memory):
-/// call it once, outside a loop of launches. Needs the kernel compiler on NVIDIA (nvcc, or
-/// hipcc over CUDA): a plain C++ file that calls it does not compile.
+/// Asks the runtime at each call: call it once, outside a loop of launches. Needs the kernel
+/// compiler on NVIDIA (nvcc, or hipcc over CUDA): a plain C++ file that calls it does not compile.
 /// @code
 ///   const auto [min_grid, block] = unimem::max_potential_block_size(triad);
-///   unimem::launch(triad, unimem::grid_for(n, block), a, b, c, n);
 /// @endcode
 /// @param kernel                a __global__ function (a template named with its arguments)
 /// @param dynamic_shared_bytes  dynamic shared memory per block, in bytes
 /// @param block_size_limit      the most threads per block to consider; 0: no limit
-/// @param where                 the caller's file and line, for the error message (defaulted)
-/// @throws unimem::error when the runtime cannot answer (no GPU: no_gpu() is true), or when
-/// no block size fits (too much dynamic shared memory).
+/// @param where                 the caller's file and line, for the error message
+/// @throws unimem::error when the runtime cannot answer (no GPU), or when no block size fits
+/// (too much dynamic shared memory).
 template <class... Params>
 potential_block_size max_potential_block_size(void (*kernel)(Params...),
                                               std::size_t dynamic_shared_bytes = 0,
@@ -74,15 +68,12 @@ potential_block_size max_potential_block_size(void (*kernel)(Params...),
   return {min_grid > 0 ? static_cast<unsigned>(min_grid) : 0u, static_cast<unsigned>(block)};
 }
 
-/// @brief A 1-D configuration over n threads in blocks sized for `kernel`'s occupancy on the
-/// current device (max_potential_block_size()): grid.x = ceil(n / block), with
-/// `dynamic_shared_bytes` of dynamic shared memory per block. The occupancy-sized form of
-/// grid_for(n, block), for kernels that handle one element per thread (`if (i < n)`). n = 0
-/// gives an empty grid, whose launch does nothing (the runtime is still asked for the block).
+/// @brief grid_for(n, block) with the block of max_potential_block_size(kernel,
+/// dynamic_shared_bytes), for one element per thread (`if (i < n)`); n = 0 gives an empty grid.
+/// Asks the runtime at each call: keep the configuration where launches repeat.
 /// @code
 ///   unimem::launch(triad, unimem::grid_for(triad, n), a, b, c, scalar, n);
 /// @endcode
-/// Asks the runtime at each call: keep the configuration where launches repeat.
 /// @throws unimem::error as max_potential_block_size() does.
 /// @throws unimem::length_error when n needs more than 2^31 - 1 blocks (use a grid-stride
 /// loop, with max_potential_block_size()'s min_grid_size blocks).

@@ -13,26 +13,19 @@
 UNIMEM_BEGIN_NAMESPACE
 
 /// @brief An array of T in page-locked (pinned) host memory: the CPU uses it like any array,
-/// copies to and from the GPU run at full PCIe/NVLink speed and may be asynchronous, and
-/// kernels may read it directly (mapped, over the bus).
+/// copies to and from the GPU run at full bus speed and may be asynchronous, kernels may read it
+/// over the bus. Pinning is expensive (milliseconds per GiB): allocate once (see pinned_memory).
 ///
-/// Move-only, with the constructors and accessors of managed_buffer. Allocation is
-/// cudaMallocHost; on HIP, hipHostMalloc before HIP 6.4 and hipHostAlloc from 6.4 on (where
-/// hipHostMalloc is deprecated). Pinning is expensive (milliseconds per GiB): allocate once.
-///
-/// The container interface (size(), size_bytes(), data(), operator[], at(), front(), back(),
-/// begin(), end(), view(), swap(), the member types) comes from the base class managed_buffer
-/// has too, which the reference does not list. launch() takes the buffer through unimem_view,
-/// copy() and fill() through data() and size(); the access tags refuse it (pinned memory
-/// never moves).
+/// Move-only, with managed_buffer's constructors and container interface (from a shared base the
+/// reference omits). launch(), copy() and fill() take it; the access tags refuse it (it never
+/// moves).
 template <class T>
 class pinned_buffer : public detail::host_array<T, pinned_memory> {
   using base = detail::host_array<T, pinned_memory>;
 
  public:
   using typename base::size_type;
-  /// @brief An empty buffer; allocates nothing.
-  pinned_buffer() noexcept = default;
+  pinned_buffer() noexcept = default;  ///< An empty buffer; allocates nothing.
   /// @brief n value-initialised elements.
   /// @throws unimem::length_error when n > max_size().
   /// @throws unimem::error when the runtime cannot allocate.
@@ -50,7 +43,6 @@ class pinned_buffer : public detail::host_array<T, pinned_memory> {
   template <class InputIt, std::enable_if_t<detail::is_iterator_v<InputIt>, int> = 0>
   pinned_buffer(InputIt first, InputIt last, call_site where = call_site::current())
       : base(first, last, where) {}
-
   /// @brief Exchanges the two buffers.
   friend void swap(pinned_buffer& a, pinned_buffer& b) noexcept { a.swap(b); }
 };

@@ -28,9 +28,8 @@ struct stream_calls<stream_calls_tag> {
   }
 };
 
-/// The device a stream belongs to: where the stream_ref knows it, else as the runtime says;
-/// no_device for the default stream (it follows the current device) or when the runtime
-/// cannot tell.
+/// The device of stream s: the stream_ref's, else the runtime's; no_device for the default
+/// stream (it follows the current device) or when the runtime cannot tell.
 inline int stream_device(stream_ref s, call_site where) {
   if (s.is_default()) return no_device;
   if (s.knows_device()) return s.device_id();
@@ -41,9 +40,8 @@ inline int stream_device(stream_ref s, call_site where) {
   throw_error(r, where, "reading the device of a stream");
 }
 
-/// The device work must run on when `asked` (a device the caller named, or no_device) and
-/// stream s are given: the named device (even one that does not exist: the caller's checks
-/// reject it), else the stream's; no_device when neither says.
+/// The device work runs on given `asked` (named by the caller, or no_device) and stream s: the
+/// named one (even a nonexistent one: the caller's checks reject it), else the stream's.
 /// @throws unimem::error when the caller named another device than the stream's.
 UNIMEM_DETAIL_OUTLINE int device_for(int asked, stream_ref s, const char* what, const char* how,
                                      call_site where)
@@ -65,31 +63,24 @@ UNIMEM_DETAIL_OUTLINE int device_for(int asked, stream_ref s, const char* what, 
 #endif
 }  // namespace detail
 
-/// @brief An owned stream of the device that was current when it was made.
-///
-/// Move-only; a moved-from stream is empty (it refers to no stream and must not be used).
-/// Converts to stream_ref, which every stream-taking call accepts, and which remembers the
-/// stream's device; a temporary stream does not convert (it would be gone before its work).
-/// Destruction never throws.
+/// @brief An owned stream of the device that was current when it was made. Move-only; a
+/// moved-from stream is empty and must not be used. Converts to stream_ref (which remembers the
+/// device); a temporary stream does not (it would be gone before its work).
 /// @code
 ///   unimem::stream s;                                   // on the current device
 ///   unimem::launch(kernel, unimem::grid_for(n).on(s), a, n);
-///   s.synchronize();
 /// @endcode
 class stream {
  public:
-  /// @brief Whether the stream is ordered against the legacy default stream: one choice of
-  /// two (cudaStreamNonBlocking is the one flag of cudaStreamCreateWithFlags).
+  /// @brief Whether the stream is ordered against the legacy default stream.
   enum class blocking_mode {
     /// Waits for, and is waited for by, the legacy default stream (as cudaStreamCreate).
     blocking,
-    /// Independent of the default stream (cudaStreamNonBlocking).
-    non_blocking,
+    non_blocking,  ///< Independent of the default stream (cudaStreamNonBlocking).
   };
   /// @brief blocking_mode.
   /// @deprecated Use blocking_mode: a choice of two, not a set of flags.
   using flags [[deprecated("use unimem::stream::blocking_mode")]] = blocking_mode;
-
   /// @brief A new stream on the current device.
   /// @throws unimem::error when the runtime cannot create it (no GPU, for one).
   explicit stream(blocking_mode m = blocking_mode::blocking,
@@ -107,16 +98,13 @@ class stream {
                   where);
   }
 
-  /// @brief Not copyable: a stream owns its handle.
-  stream(const stream&) = delete;
-  /// @brief Not copyable: a stream owns its handle.
-  stream& operator=(const stream&) = delete;
+  stream(const stream&) = delete;             ///< Not copyable: owns its handle.
+  stream& operator=(const stream&) = delete;  ///< Not copyable: owns its handle.
   /// @brief Takes the other stream's handle and device; the other is left empty.
   stream(stream&& other) noexcept
       : handle_(std::exchange(other.handle_, nullptr)),
         device_(std::exchange(other.device_, no_device)) {}
-  /// @brief Destroys this stream, if any, and takes the other's handle and device; the other
-  /// is left empty.
+  /// @brief Destroys this stream, if any, and takes the other's; the other is left empty.
   stream& operator=(stream&& other) noexcept {
     stream(std::move(other)).swap(*this);
     return *this;
@@ -125,22 +113,17 @@ class stream {
   ~stream() {
     if (handle_ != nullptr) (void)detail::backend::stream_destroy(handle_);
   }
-
   /// @brief Exchanges the two streams.
   void swap(stream& other) noexcept {
     std::swap(handle_, other.handle_);
     std::swap(device_, other.device_);
   }
-
   /// @brief A non-owning reference to this stream, which knows the stream's device.
   [[nodiscard]] stream_ref ref() const& noexcept { return stream_ref(handle_, device_); }
   /// @brief Converts to a stream_ref that knows the stream's device, as ref() does.
   operator stream_ref() const& noexcept { return ref(); }  // NOLINT: streams are stream_refs
-
-  /// @brief Does not compile: a temporary stream does not convert to stream_ref.
-  /// A temporary stream is destroyed at the end of the statement, and the runtime hands its
-  /// handle to the next stream created: a stream_ref kept from it (in a launch_config, a
-  /// first_touch, ...) would silently name an unrelated stream. Name the stream instead.
+  /// @brief Does not compile: a temporary stream dies at the end of the statement and its handle
+  /// goes to the next stream created, so a stream_ref kept from it would name an unrelated one.
   template <class R, std::enable_if_t<std::is_same<R, stream_ref>::value, int> = 0>
   operator R() const&& noexcept {  // NOLINT
     static_assert(!std::is_same<R, R>::value,
@@ -159,14 +142,12 @@ class stream {
                   "named unimem::stream and pass that.");
     return {};
   }
-
   /// @brief The native handle.
   [[nodiscard]] stream_ref::native_handle_type get() const noexcept { return handle_; }
   /// @brief The device the stream was created on (no_device for a moved-from stream).
   [[nodiscard]] int device_id() const noexcept { return device_; }
   /// @brief False for a moved-from stream.
   [[nodiscard]] explicit operator bool() const noexcept { return handle_ != nullptr; }
-
   /// @brief Waits for all work queued on the stream.
   void synchronize(call_site where = call_site::current()) const { ref().synchronize(where); }
   /// @brief True when all queued work has finished; never blocks.
@@ -178,7 +159,6 @@ class stream {
   void wait(const Event& e, call_site where = call_site::current()) const {
     ref().wait(e, where);
   }
-
   /// @brief Gives up ownership: the caller destroys the returned handle.
   [[nodiscard]] stream_ref::native_handle_type release() noexcept {
     device_ = no_device;

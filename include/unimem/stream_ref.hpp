@@ -18,8 +18,7 @@ UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 /// The tag under which stream.hpp defines the runtime calls of stream_ref.
 struct stream_calls_tag {};
-/// The runtime calls of stream_ref (synchronize, ready, wait). Defined for stream_calls_tag by
-/// <unimem/stream.hpp>; this primary template only explains what is missing.
+/// The runtime calls of stream_ref, defined by stream.hpp; the primary template explains.
 template <class Tag>
 struct stream_calls {
   static_assert(sizeof(Tag) == 0,
@@ -28,65 +27,51 @@ struct stream_calls {
 };
 }  // namespace detail
 
-/// @brief A non-owning reference to a stream; the default-constructed one is the default
-/// stream. Trivially copyable; converts from the runtime's native handle.
-///
-/// A stream_ref made from a unimem::stream knows the device the stream belongs to; one made
-/// from a native handle does not, and calls that need the device ask the runtime.
+/// @brief A non-owning, trivially copyable reference to a stream (default: the default stream).
+/// Made from a unimem::stream it knows the stream's device; from a native handle it does not,
+/// and calls that need the device ask the runtime.
 class stream_ref {
  public:
-  /// @brief hipStream_t / cudaStream_t.
-  using native_handle_type = detail::backend::stream_handle;
+  using native_handle_type = detail::backend::stream_handle;  ///< hipStream_t / cudaStream_t.
 
-  /// @brief The default stream.
-  constexpr stream_ref() noexcept = default;
+  constexpr stream_ref() noexcept = default;  ///< The default stream.
   /// @brief Wraps a native handle (hipStream_t / cudaStream_t); nullptr is the default stream.
   constexpr stream_ref(native_handle_type handle) noexcept : handle_(handle) {}  // NOLINT
   /// @brief Wraps a native handle of a stream created on device `device_id`.
   constexpr stream_ref(native_handle_type handle, int device_id) noexcept
       : handle_(handle), device_(device_id) {}
-
   /// @brief The native handle.
   [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
   /// @brief True for the default stream.
   [[nodiscard]] constexpr bool is_default() const noexcept { return handle_ == nullptr; }
-  /// @brief The device the stream belongs to, when this reference knows it (a unimem::stream,
-  /// or a handle wrapped with its device); no_device otherwise. The default stream has none:
-  /// it belongs to whichever device is current.
+  /// @brief The stream's device when this reference knows it, else no_device (always for the
+  /// default stream, which follows the current device).
   [[nodiscard]] constexpr int device_id() const noexcept {
     return device_ < 0 ? no_device : device_;
   }
   /// @brief True when device_id() names the stream's device.
   [[nodiscard]] constexpr bool knows_device() const noexcept { return device_ >= 0; }
-
   /// @brief Waits until all work queued on the stream has finished.
   /// @throws unimem::error carrying any asynchronous error of that work.
   template <class Tag = detail::stream_calls_tag>
   void synchronize(call_site where = call_site::current()) const {
     detail::stream_calls<Tag>::synchronize(handle_, where);
   }
-
   /// @brief True when all work queued on the stream has finished; never blocks.
   /// @throws unimem::error when the query reports an error other than "not ready".
   template <class Tag = detail::stream_calls_tag>
   [[nodiscard]] bool ready(call_site where = call_site::current()) const {
     return detail::stream_calls<Tag>::ready(handle_, where);
   }
-
-  /// @brief Makes this stream wait, on the device and without blocking the host, until the
-  /// recorded work of event `e` has finished (work queued on this stream later starts after it).
-  /// @code
-  ///   done.record(producer);
-  ///   consumer.wait(done);
-  /// @endcode
+  /// @brief Makes work queued on this stream later wait, on the device, for event `e`'s work:
+  /// `done.record(producer); consumer.wait(done);`
   template <class Event, class Tag = detail::stream_calls_tag,
             class = std::enable_if_t<std::is_convertible<decltype(std::declval<const Event&>().get()),
                                                          detail::backend::event_handle>::value>>
   void wait(const Event& e, call_site where = call_site::current()) const {
     detail::stream_calls<Tag>::wait(handle_, e.get(), where);
   }
-
-  /// @brief Two references are equal when they name the same stream.
+  /// @brief Same stream.
   friend constexpr bool operator==(stream_ref a, stream_ref b) noexcept {
     return a.handle_ == b.handle_;
   }
@@ -100,7 +85,6 @@ class stream_ref {
   int device_ = no_device;
 };
 
-/// @brief The default stream.
-inline constexpr stream_ref default_stream{};
+inline constexpr stream_ref default_stream{};  ///< The default stream.
 
 UNIMEM_END_NAMESPACE

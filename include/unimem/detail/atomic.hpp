@@ -1,11 +1,7 @@
-// unimem: the atomic cell behind unimem's few process-wide flags and caches (the device
-// property cache, the unsupported-hint policy, a test hook), the placement records of the
-// buffers and the staging pool of unimem::mpi. Not a public header.
-//
-// GCC, Clang (and so hipcc) and nvcc's host compilers have the __atomic builtins that
-// std::atomic is built on; with them unimem's headers need no <atomic>, which costs a small
-// CUDA translation unit about 5 % more compile time (scripts/compile_time.sh). Other compilers
-// get std::atomic.
+// unimem: atomic_cell and spin_guard, for process-wide flags and caches, placement records and
+// unimem::mpi's staging pool (not public). GCC, Clang and nvcc's host compilers use the __atomic
+// builtins: <atomic> costs a small CUDA translation unit about 5 % more compile time
+// (scripts/compile_time.sh). Other compilers get std::atomic.
 #pragma once
 
 #include "../config.hpp"
@@ -23,8 +19,9 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 
-/// A value read and written atomically: acquire loads, release stores, one
-/// compare-and-exchange and fetch_add (acquire-release). T is an integer or a pointer.
+/// An integer or pointer read and written atomically: acquire loads, release stores;
+/// compare_exchange (on failure reads the value into `expected`) and fetch_add (returns the value
+/// before) are acquire-release.
 template <class T>
 class atomic_cell {
   static_assert(std::is_integral<T>::value || std::is_pointer<T>::value,
@@ -39,12 +36,10 @@ class atomic_cell {
 #if defined(UNIMEM_DETAIL_STD_ATOMIC)
   T load() const noexcept { return value_.load(std::memory_order_acquire); }
   void store(T v) noexcept { value_.store(v, std::memory_order_release); }
-  /// Stores `desired` when the value is `expected`; else reads the value into `expected`.
   bool compare_exchange(T& expected, T desired) noexcept {
     return value_.compare_exchange_strong(expected, desired, std::memory_order_acq_rel,
                                           std::memory_order_acquire);
   }
-  /// Adds `d` (acquire-release); returns the value before.
   T fetch_add(T d) noexcept { return value_.fetch_add(d, std::memory_order_acq_rel); }
 
  private:
@@ -52,12 +47,10 @@ class atomic_cell {
 #else
   T load() const noexcept { return __atomic_load_n(&value_, __ATOMIC_ACQUIRE); }
   void store(T v) noexcept { __atomic_store_n(&value_, v, __ATOMIC_RELEASE); }
-  /// Stores `desired` when the value is `expected`; else reads the value into `expected`.
   bool compare_exchange(T& expected, T desired) noexcept {
     return __atomic_compare_exchange_n(&value_, &expected, desired, false, __ATOMIC_ACQ_REL,
                                        __ATOMIC_ACQUIRE);
   }
-  /// Adds `d` (acquire-release); returns the value before.
   T fetch_add(T d) noexcept { return __atomic_fetch_add(&value_, d, __ATOMIC_ACQ_REL); }
 
  private:
@@ -65,10 +58,8 @@ class atomic_cell {
 #endif
 };
 
-/// Holds a spin lock (a cell that is 0 when free) for a scope: unimem's one lock (no <mutex> in
-/// its headers), for shared structures whose critical sections are short (loads and stores, or
-/// a few event queries in the managed pool). A waiter yields its core after 64 spins, so that a
-/// holder it preempted can finish on a machine with few cores.
+/// Holds a spin lock (a cell, 0 when free) for a scope: unimem's one lock (no <mutex>), for short
+/// critical sections. A waiter yields after 64 spins, so that a preempted holder can finish.
 class spin_guard {
  public:
   explicit spin_guard(atomic_cell<int>& cell) noexcept : cell_(cell) {

@@ -1,5 +1,4 @@
-// unimem: fixed_text, the fixed-capacity message unimem's exceptions and messages are composed
-// in without allocating, and decimal, an integer's digits. Runtime-free; needs no <string>.
+// unimem: fixed_text (messages composed without allocating) and decimal. Runtime-free.
 #pragma once
 
 #include "../config.hpp"
@@ -18,9 +17,8 @@ template <class T>
 constexpr bool decimal_integer_v = std::is_integral<T>::value && !std::is_same<T, bool>::value &&
                                    !std::is_same<T, char>::value;
 
-/// Writes v (negated when `negative`) in decimal, NUL-terminated, into digits[24]. Out of line:
-/// messages and reports are cold paths, and one copy per program compiles faster than one per
-/// call site.
+/// Writes v (negated when `negative`) in decimal, NUL-terminated, into digits[24]; out of line:
+/// messages are cold paths, and one copy per program compiles faster than one per call site.
 UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void format_decimal(char* digits, bool negative,
                                                                  unsigned long long v) noexcept
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
@@ -57,8 +55,7 @@ struct decimal {
   const char* c_str() const noexcept { return digits; }
 };
 
-/// Appends the C string s to the `length` characters at out, keeping at most capacity - 1 and
-/// the terminating zero. One out-of-line copy serves every fixed_text<N>.
+/// Appends s to the `length` characters at out, cut at capacity - 1; serves every fixed_text<N>.
 UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void append_cut(char* out, std::size_t& length,
                                                              std::size_t capacity,
                                                              const char* s) noexcept
@@ -71,8 +68,7 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void append_cut(char* out, std::siz
     ;
 #endif
 
-/// A message of at most N - 1 characters built without allocating (exceptions carry one, so
-/// that copying them never throws); longer text is cut.
+/// At most N - 1 characters, longer text cut; no allocation (copying an exception never throws).
 template <std::size_t N>
 class fixed_text {
  public:

@@ -1,5 +1,4 @@
-// unimem: the container interface shared by the host-accessible buffers (managed_buffer,
-// pinned_buffer, pool_buffer). Not a public header.
+// unimem: host_array, the container interface of managed, pinned and pool buffers (not public).
 #pragma once
 
 #include "../argument_error.hpp"
@@ -33,9 +32,8 @@ namespace detail {
     ;
 #endif
 
-/// An owned array of T in memory kind Kind that the CPU can read and write directly: the
-/// buffer interface (array_base) plus element access, iterators and the host-side constructors.
-/// Move-only. A kernel argument and access-tag target through unimem_view.
+/// array_base plus element access, iterators and host-side constructors, for kinds the CPU can
+/// read and write directly.
 template <class T, class Kind>
 class host_array : public array_base<T, Kind> {
   using storage = owned_array<T, Kind>;
@@ -63,8 +61,7 @@ class host_array : public array_base<T, Kind> {
   host_array(std::initializer_list<T> values, call_site where) : base(values.size(), where) {
     if (values.size() != 0) std::memcpy(data(), values.begin(), values.size() * sizeof(T));
   }
-  /// [first, last): with random-access iterators written in place; others are read once into
-  /// host memory first (their length is known only at the end).
+  /// [first, last): random-access iterators written in place; others gathered first.
   template <class It, std::enable_if_t<is_iterator_v<It>, int> = 0>
   host_array(It first, It last, call_site where) {
     if constexpr (has_distance<It>::value) {
@@ -77,7 +74,6 @@ class host_array : public array_base<T, Kind> {
       if (values.size() != 0) std::memcpy(data(), values.data(), this->size_bytes());
     }
   }
-
   /// @brief Unchecked host access. Wait for kernels that write the buffer first.
   T& operator[](size_type i) noexcept { return data()[i]; }
   const T& operator[](size_type i) const noexcept { return data()[i]; }
@@ -97,8 +93,7 @@ class host_array : public array_base<T, Kind> {
   const_iterator cend() const noexcept { return data() + size(); }
 
  protected:
-  /// Value-initialises every element with the CPU (a memset for trivially default
-  /// constructible T, whose value-initialisation is zero-initialisation).
+  /// Value-initialises every element on the CPU (a memset for trivially constructible T).
   void value_initialize_on_cpu() noexcept(std::is_nothrow_default_constructible<T>::value) {
     static_assert(std::is_default_constructible<T>::value,
                   "buffer(n) value-initialises: T needs a default constructor; use "

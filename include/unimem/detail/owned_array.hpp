@@ -15,16 +15,14 @@
 
 UNIMEM_BEGIN_NAMESPACE
 
-/// @brief Tag: construct a buffer whose elements are left uninitialised (as the runtimes'
-/// allocation calls leave them).
+/// @brief Tag type: construct a buffer whose elements are left uninitialised.
 struct uninitialized_t {
   explicit uninitialized_t() = default;
 };
 /// @brief Tag value for constructing a buffer without initialising its elements.
 inline constexpr uninitialized_t uninitialized{};
 
-/// @brief The most elements of T any unimem allocation holds: byte sizes and iterator
-/// distances must fit in std::ptrdiff_t.
+/// @brief The most elements of T any unimem allocation holds (bytes fit in std::ptrdiff_t).
 template <class T>
 constexpr std::size_t max_elements() noexcept {
   return static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / sizeof(T);
@@ -53,17 +51,15 @@ namespace detail {
     ;
 #endif
 
-/// The one overflow rule of every unimem allocation (buffers, managed_allocator, pmr
-/// resources): n elements of `element_size` bytes must fit in std::ptrdiff_t, else
-/// unimem::argument_error naming `what`, before any runtime call.
+/// The overflow rule of every unimem allocation: n elements of `element_size` bytes fit in
+/// std::ptrdiff_t, else unimem::length_error naming `what`, before any runtime call.
 inline std::size_t checked_bytes(std::size_t n, std::size_t element_size, const char* what) {
   const std::size_t max = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
   if (element_size != 0 && n > max / element_size) throw_length_error(n, element_size, what);
   return n * element_size;
 }
 
-/// Owns `size` elements of T in memory kind Kind. Move-only; a moved-from array is empty.
-/// Elements are never constructed or destroyed here (T is trivially copyable).
+/// Owns `size` elements of T (trivially copyable: never constructed or destroyed) in Kind.
 template <class T, class Kind>
 class owned_array {
   static_assert(std::is_trivially_copyable<T>::value,
@@ -76,9 +72,7 @@ class owned_array {
 
  public:
   owned_array() noexcept = default;
-
-  /// @throws unimem::length_error when n elements do not fit (before any runtime call).
-  /// @throws unimem::error when the runtime cannot allocate.
+  /// @throws unimem::length_error when n elements do not fit; unimem::error from the runtime.
   template <class Allocate>
   owned_array(std::size_t n, const char* what, call_site where, Allocate&& allocate) {
     const std::size_t bytes = checked_bytes(n, sizeof(T), what);
@@ -108,7 +102,6 @@ class owned_array {
 
   T* data() const noexcept { return data_; }
   std::size_t size() const noexcept { return size_; }
-
   /// Gives up ownership; the caller frees the pointer with the matching runtime call.
   T* release() noexcept {
     size_ = 0;
@@ -120,9 +113,8 @@ class owned_array {
   std::size_t size_ = 0;
 };
 
-/// The interface every unimem buffer has over its owned_array: sizes, data(), views, swap()
-/// and the kernel-argument hook (kernel_argument.hpp). device_buffer derives from it directly,
-/// the host-accessible buffers through host_array (which adds element access).
+/// The interface of every unimem buffer over its owned_array: sizes, data(), views, swap() and
+/// the kernel-argument hook; the host-accessible buffers add element access through host_array.
 template <class T, class Kind>
 class array_base {
  public:
@@ -160,8 +152,7 @@ class array_base {
   owned_array<T, Kind> storage_;
 };
 
-/// True for types usable as iterators of a [first, last) constructor: dereferenceable,
-/// incrementable and comparable, and not integers (buffer(n, value) stays the count form).
+/// Iterators of a [first, last) constructor; not integers (buffer(n, value) is the count form).
 template <class It, class = void>
 struct is_iterator : std::false_type {};
 template <class It>
@@ -178,8 +169,7 @@ template <class It>
 struct has_distance<It, std::void_t<decltype(std::declval<const It&>() - std::declval<const It&>())>>
     : std::is_integral<decltype(std::declval<const It&>() - std::declval<const It&>())> {};
 
-/// The length of [first, last) for iterators with has_distance; a range whose last comes
-/// before its first is refused naming `what`.
+/// The length of [first, last) (has_distance); last before first is refused naming `what`.
 template <class It>
 std::size_t range_length(const It& first, const It& last, const char* what) {
   const auto n = last - first;
@@ -187,8 +177,7 @@ std::size_t range_length(const It& first, const It& last, const char* what) {
   return static_cast<std::size_t>(n);
 }
 
-/// The elements of [first, last), read once, in host memory: for single-pass iterators, whose
-/// length is known only at the end, and for buffers the CPU cannot write.
+/// [first, last) read once into host memory: for single-pass iterators and device buffers.
 template <class T>
 class gathered {
   struct alignas(T) slot {

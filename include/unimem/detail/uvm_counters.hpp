@@ -1,16 +1,13 @@
-// unimem: the NVIDIA UVM driver's counters of this process, read through the tools interface of
-// host_access.hpp. For unimem's benchmark and tests (what a launch really moved, whether a
-// kernel faulted); not included by the library.
+// unimem: the NVIDIA UVM driver's counters of this process (host_access.hpp's tools interface),
+// for unimem's benchmark and tests; not included by the library.
 #pragma once
 
 #include "host_access.hpp"  // and <cstdint>
 
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
-
-/// Bytes of managed memory migrated host -> GPU and GPU -> host (prefetches and faults alike)
-/// and GPU page faults, from construction (after the runtime started) on. None (available()
-/// false) where the driver or its tools device is missing (AMD, other systems, no /proc).
+/// Managed bytes migrated host -> GPU and back (prefetches and faults) and GPU page faults since
+/// construction (after the runtime started); available() false without the driver (AMD...).
 class uvm_counters {
  public:
   uvm_counters() noexcept {
@@ -37,14 +34,13 @@ class uvm_counters {
   }
   uvm_counters(const uvm_counters&) = delete;
   uvm_counters& operator=(const uvm_counters&) = delete;
-
   /// Whether the byte counters can be read (and gpu_faults() where counts_gpu_faults()).
   bool available() const noexcept { return fd_ >= 0; }
   bool counts_gpu_faults() const noexcept { return faults_; }
-  /// Bytes migrated host -> GPU and GPU -> host since the counters were attached.
+  /// Bytes migrated host -> GPU and GPU -> host.
   std::uint64_t to_gpu() const noexcept { return available() ? counters_[htd] : 0; }
   std::uint64_t to_host() const noexcept { return available() ? counters_[dth] : 0; }
-  /// GPU page faults on managed memory since the counters were attached.
+  /// GPU page faults on managed memory.
   std::uint64_t gpu_faults() const noexcept { return faults_ ? counters_[gpu_fault_count] : 0; }
 
  private:
@@ -54,6 +50,5 @@ class uvm_counters {
   bool faults_ = false;
   volatile std::uint64_t* counters_ = nullptr;
 };
-
 }  // namespace detail
 UNIMEM_END_NAMESPACE

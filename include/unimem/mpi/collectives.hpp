@@ -17,7 +17,6 @@
 
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
-
 namespace detail {
 template <class T>
 void allreduce_pieces(const T* in, T* out, std::size_t n, MPI_Op op, MPI_Comm comm,
@@ -31,11 +30,8 @@ void allreduce_pieces(const T* in, T* out, std::size_t n, MPI_Op op, MPI_Comm co
   }
 }
 }  // namespace detail
-
-/// @brief Reduces `in` over every rank of `comm` with `op` (MPI_SUM, MPI_MAX, ...) into `out`
-/// (the same size; may be the same range). Work queued on stream `s` is done first (without a
-/// stream, every GPU's; with unimem::mpi::host_ready, none); staged results are copied into
-/// `out` on `s` and waited for. T must have an MPI predefined datatype.
+/// @brief Reduces `in` over every rank of `comm` with `op` (MPI_SUM, ...) into `out` (the same
+/// size, maybe the same range) after the work `o` names. T needs an MPI predefined datatype.
 /// @throws unimem::invalid_argument for ranges of different sizes; unimem::mpi::error,
 /// unimem::error.
 template <class In, class Out>
@@ -65,8 +61,6 @@ void allreduce(const In& in, Out&& out, MPI_Op op, MPI_Comm comm = MPI_COMM_WORL
   const detail::span<const T> csrc{src.data, src.size, src.kind};
   const path in_path = detail::path_of(csrc, o.host_ready(), where);
   const path out_path = same ? in_path : detail::path_of(dst, o.host_ready(), where);
-  // Without a stream every GPU's work is waited for first; then a staged side gets a pinned
-  // buffer, and the reduction runs between host pointers once the work on s is done.
   const stream_ref s = o.stream();
   if (o.every_gpu() && (src.kind != memory::pageable || dst.kind != memory::pageable)) {
     synchronize_all_devices(where);
@@ -96,13 +90,11 @@ void allreduce(const In& in, Out&& out, MPI_Op op, MPI_Comm comm = MPI_COMM_WORL
     s.synchronize(where);
   }
 }
-
 /// @brief allreduce(inout, inout, op, comm, s): the reduction in place.
 template <class R>
 void allreduce(R&& inout, MPI_Op op, MPI_Comm comm = MPI_COMM_WORLD, ordering o = {},
                call_site where = call_site::current()) {
   allreduce(inout, inout, op, comm, o, where);
 }
-
 }  // namespace mpi
 UNIMEM_END_NAMESPACE

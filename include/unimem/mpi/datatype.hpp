@@ -1,7 +1,5 @@
 /// @file
-/// @brief unimem::mpi::datatype<T>(): MPI's predefined datatype of an arithmetic type, else a
-/// committed contiguous type of sizeof(T) bytes; and the datatype of one message of any count
-/// (a derived type above INT_MAX elements).
+/// @brief unimem::mpi::datatype<T>() and the datatype of one message of any count.
 #pragma once
 
 #include <mpi.h>
@@ -16,7 +14,6 @@
 
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
-
 namespace detail {
 template <class T>
 struct builtin_datatype : std::false_type {};
@@ -42,7 +39,6 @@ UNIMEM_DETAIL_MPI_BUILTIN(double, MPI_DOUBLE)
 UNIMEM_DETAIL_MPI_BUILTIN(long double, MPI_LONG_DOUBLE)
 UNIMEM_DETAIL_MPI_BUILTIN(bool, MPI_CXX_BOOL)
 #undef UNIMEM_DETAIL_MPI_BUILTIN
-
 /// A committed datatype of sizeof(T) contiguous bytes, made once per T.
 template <class T>
 MPI_Datatype bytes_datatype(call_site where) {
@@ -57,11 +53,9 @@ MPI_Datatype bytes_datatype(call_site where) {
   static const made m(where);  // a throw leaves it unmade: the next call tries again
   return m.type;
 }
-
-/// The MPI datatype and count of one message of `count` elements of `base`: (base, count) up to
-/// INT_MAX elements; above, one element of a derived type of the same type signature (blocks of
-/// 2^30 elements, then the rest), so that a receiver's own derived type, or an MPI-4
-/// large-count call, matches it. Move-only; frees the type it made.
+/// The datatype and count of one message of `count` elements of `base`: above INT_MAX, one
+/// element of a derived type of the same type signature (2^30-element blocks, then the rest),
+/// which a receiver's own derived type or an MPI-4 large-count call matches. Move-only.
 class message_type {
  public:
   message_type() noexcept = default;
@@ -128,8 +122,7 @@ class message_type {
   }
   MPI_Datatype type() const noexcept { return type_; }
   int count() const noexcept { return count_; }
-  /// The elements a receive's status says arrived (MPI_Get_elements_x over this type), in
-  /// elements of `basic` MPI basic elements each.
+  /// The elements a receive got, each of `basic` MPI basic elements.
   /// @throws unimem::mpi::error (MPI_ERR_TYPE) for a message of no whole number of elements.
   std::size_t elements(const MPI_Status& s, std::size_t basic, call_site where) const {
     MPI_Count n = 0;
@@ -148,15 +141,11 @@ class message_type {
   bool owned_ = false;
 };
 }  // namespace detail
-
-/// @brief Whether T maps onto one of MPI's predefined datatypes (the arithmetic types and
-/// bool): what allreduce() needs.
+/// @brief Whether T has an MPI predefined datatype (arithmetic types, bool), as allreduce needs.
 template <class T>
 inline constexpr bool has_builtin_datatype_v = detail::builtin_datatype<std::remove_cv_t<T>>::value;
-
-/// @brief The MPI datatype of T: MPI's predefined one for the arithmetic types and bool,
-/// otherwise (any trivially copyable T) a committed contiguous type of sizeof(T) bytes, made
-/// once. Needs MPI initialised for the latter.
+/// @brief The MPI datatype of T: the predefined one for arithmetic types and bool, else (any
+/// trivially copyable T) a contiguous type of sizeof(T) bytes, made once with MPI initialised.
 /// @throws unimem::mpi::error when MPI cannot make the type.
 template <class T>
 MPI_Datatype datatype(call_site where = call_site::current()) {
@@ -169,6 +158,5 @@ MPI_Datatype datatype(call_site where = call_site::current()) {
     return detail::bytes_datatype<U>(where);
   }
 }
-
 }  // namespace mpi
 UNIMEM_END_NAMESPACE

@@ -1,7 +1,6 @@
 /// @file
-/// @brief unimem::mpi::flush() and the deferred sends behind isend() (internal): isend() on a
-/// stream queues what must happen before MPI may read the range (the copy out to pinned memory,
-/// or the stream's own work) and returns; its MPI_Isend is posted once that work is done.
+/// @brief unimem::mpi::flush() and the deferred sends behind isend() on a stream, whose
+/// MPI_Isend is posted once the GPU work before it is done (internal).
 #pragma once
 
 #include <mpi.h>
@@ -16,13 +15,9 @@
 
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
-
 namespace detail {
-
 namespace backend = ::unimem::detail::backend;
-
-/// A send whose MPI_Isend waits for an event: owned by a deferred_handle (a stable address),
-/// listed in the process's queue of deferred sends until it is posted or withdrawn.
+/// A send whose MPI_Isend waits for an event, owned by a deferred_handle.
 struct deferred_send {
   const void* buffer;
   int count;
@@ -39,15 +34,12 @@ struct deferred_send {
   deferred_send* prev = nullptr;
   bool listed = false;
 };
-
-/// The deferred sends of the process, in the order their isend() calls were made (MPI's
-/// non-overtaking rule: a send is posted only after every earlier one to the same peer on the
-/// same communicator), and a cache of the events they use; one mutex guards both. Not keyed by
-/// address; one per shared library that uses unimem::mpi (order across two libraries is each
-/// library's own: see docs/distributed.md).
+/// The process's deferred sends in isend() order (non-overtaking: each is posted after every
+/// earlier one to its peer and communicator) and a cache of their events, under one mutex. One
+/// per shared library that uses unimem::mpi (docs/distributed.md).
 class deferred_queue {
  public:
-  /// An event of device d from the cache, or a new one; null when the runtime refuses.
+  /// An event of device d, cached or new; null when the runtime refuses.
   backend::event_handle take_event(int d) noexcept {
     {
       const std::lock_guard<std::mutex> g(mutex_);
@@ -67,7 +59,7 @@ class deferred_queue {
     }
     return e;
   }
-  /// Gives an event back to the cache (64 kept at most; the rest destroyed).
+  /// Gives an event back to the cache (64 at most; the rest destroyed).
   void give_event(backend::event_handle e, int d) noexcept {
     if (e == nullptr) return;
     {
@@ -79,9 +71,7 @@ class deferred_queue {
     }
     (void)backend::event_destroy(e);
   }
-
-  /// Lists s (its event recorded) after every send listed before, and posts it at once if the
-  /// work before it (and before every earlier send to its peer) is done.
+  /// Lists s (its event recorded) last, and posts it at once if its work is done.
   void add(deferred_send* s) noexcept {
     const std::lock_guard<std::mutex> g(mutex_);
     s->prev = tail_;
@@ -97,13 +87,9 @@ class deferred_queue {
     const std::lock_guard<std::mutex> g(mutex_);
     unlink(s);
   }
-
-  /// Posts listed sends in the order they were listed: those to (comm, dest), or every one
-  /// when comm is MPI_COMM_NULL; with `upto`, only up to and including upto (nothing once upto
-  /// is posted). blocking: waits for each one's event; otherwise stops at the first whose work
-  /// is not done. With none listed, one flag is read and nothing locked (a message of send() or
-  /// recv() comes this way).
-  /// @return whether every send it had to post is posted.
+  /// Posts listed sends in order: those to (comm, dest), or all for MPI_COMM_NULL; with `upto`,
+  /// up to and including it. blocking: waits for each event; else stops at the first not done.
+  /// With none listed it locks nothing. @return whether every send it had to post is posted.
   bool post(MPI_Comm comm, int dest, const deferred_send* upto, bool blocking) noexcept {
     if (listed_.load() == 0) return true;
     const std::lock_guard<std::mutex> g(mutex_);
@@ -111,8 +97,7 @@ class deferred_queue {
   }
 
  private:
-  // The lock is held throughout, so that sends are posted in the listed order and the owner of
-  // a send never frees it while another thread posts it.
+  // Under the lock: sends post in order, and no owner frees one while another thread posts it.
   bool post_listed(MPI_Comm comm, int dest, const deferred_send* upto, bool blocking) noexcept {
     for (;;) {
       if (upto != nullptr && !upto->listed) return true;
@@ -124,8 +109,7 @@ class deferred_queue {
       const backend::result r =
           blocking ? backend::event_synchronize(s->ready) : backend::event_query(s->ready);
       if (!blocking && r.code == backend::error_not_ready) return false;
-      // A failed event (a fault of the GPU) posts the message anyway: the request's owner
-      // meets the GPU's error at its own next synchronisation.
+      // A failed event posts anyway: the owner meets the GPU's error at its next sync.
       if (r.code != backend::success) backend::forget_if_last(r.code);
       unlink(s);
       s->code = MPI_Isend(s->buffer, s->count, s->type, s->dest, s->tag, s->comm, &s->request);
@@ -159,9 +143,7 @@ inline deferred_queue& deferred() {
   static deferred_queue* q = new deferred_queue();  // never destroyed: requests destroyed at
   return *q;                                        // exit time still find it
 }
-
-/// A request's deferred send, owned and move-only: listed from start() until it is posted or
-/// withdrawn. Destroyed unposted, it is withdrawn (nothing is sent).
+/// A request's deferred send, move-only; destroyed unposted, it is withdrawn (nothing sent).
 class deferred_handle {
  public:
   deferred_handle() noexcept = default;
@@ -171,10 +153,8 @@ class deferred_handle {
     return *this;
   }
   ~deferred_handle() { (void)withdraw(); }
-
-  /// Lists a send of (buffer, count, type) to (dest, tag, comm) behind an event recorded on s,
-  /// posted at once if the work before it is done. False, and nothing listed, where no event
-  /// can be recorded on s (a stream of another device than the current one).
+  /// Lists the send behind an event recorded on s; false, nothing listed, where none can be
+  /// recorded (a stream of another device than the current one).
   bool start(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
              stream_ref s, call_site where) {
     const int d = ::unimem::detail::current_device_id(where);
@@ -192,15 +172,13 @@ class deferred_handle {
   }
   /// True while a send is held.
   explicit operator bool() const noexcept { return p_ != nullptr; }
-  /// Posts the send (after the earlier ones to its peer) if the GPU work before it is done.
-  /// @return whether it is posted (true with none held).
+  /// Posts the send if its GPU work is done; whether it is posted (true with none held).
   bool post() noexcept { return p_ == nullptr || deferred().post(p_->comm, p_->dest, p_, false); }
   /// True once the held send is posted.
   bool posted() const noexcept { return p_ != nullptr && p_->posted.load() != 0; }
-  /// Empties the handle: the send is withdrawn, unsent, unless it was posted; freed once the
-  /// GPU work before it is done (a copy into the staging block may still be queued).
-  /// @return its MPI request if it was posted (its MPI_Isend's result in *code), else
-  /// MPI_REQUEST_NULL.
+  /// Empties the handle, withdrawing an unposted send; freed once its GPU work is done (a copy
+  /// into the staging block may be queued). @return the MPI request if posted (MPI_Isend's
+  /// result in *code), else MPI_REQUEST_NULL.
   MPI_Request withdraw(int* code = nullptr) noexcept {
     if (p_ == nullptr) return MPI_REQUEST_NULL;
     if (!posted()) deferred().withdraw(p_);  // under the queue's lock: posted() is final then
@@ -219,15 +197,10 @@ class deferred_handle {
  private:
   deferred_send* p_ = nullptr;
 };
-
 }  // namespace detail
-
-/// @brief Posts every unimem::mpi send still waiting for the GPU work before it (isend() on a
-/// stream returns before its copy out is done; its MPI message is posted when that work is done,
-/// at the latest by the next unimem::mpi call that may block). Waits for that work. Call it
-/// before blocking in a plain MPI call on a peer that waits for one of those messages; unimem's
-/// own wait(), recv(), send() and collectives call it themselves.
+/// @brief Waits for the GPU work before every deferred isend() and posts them. Call it before
+/// blocking in a plain MPI call on a peer that waits for one of those messages; unimem::mpi's
+/// calls that may block (wait(), recv(), send(), collectives) do it themselves.
 inline void flush() noexcept { (void)detail::deferred().post(MPI_COMM_NULL, 0, nullptr, true); }
-
 }  // namespace mpi
 UNIMEM_END_NAMESPACE

@@ -1,6 +1,5 @@
 /// @file
-/// @brief unimem::mpi::environment (MPI for a program's lifetime), local_rank() and
-/// use_local_device().
+/// @brief unimem::mpi::environment, local_rank() and use_local_device().
 #pragma once
 
 #include <mpi.h>
@@ -11,13 +10,9 @@
 
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
-
-/// @brief Frees the pinned staging buffers unimem::mpi keeps for reuse; returns their bytes.
-/// The environment's destructor calls it before MPI_Finalize.
+/// @brief Frees the pinned staging buffers kept for reuse (as ~environment does); their bytes.
 inline std::size_t release_staging() noexcept { return detail::pool().release(); }
-
-/// @brief The rank of this process among the ranks of `comm` on the same node
-/// (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED): the usual index of its GPU.
+/// @brief This process's rank among `comm`'s ranks on its node: the usual index of its GPU.
 /// @throws unimem::mpi::error.
 inline int local_rank(MPI_Comm comm = MPI_COMM_WORLD, call_site where = call_site::current()) {
   detail::require_initialized("unimem::mpi::local_rank");
@@ -32,29 +27,22 @@ inline int local_rank(MPI_Comm comm = MPI_COMM_WORLD, call_site where = call_sit
   detail::check(rc, "MPI_Comm_rank", where);
   return local;
 }
-
-/// @brief Makes GPU local_rank(comm) % device_count() current on this thread (one rank per GPU
-/// of a node) and returns it.
+/// @brief Makes GPU local_rank(comm) % device_count() current on this thread and returns it.
 /// @throws unimem::error without a GPU ("no GPU was found"); unimem::mpi::error.
 inline device use_local_device(MPI_Comm comm = MPI_COMM_WORLD,
                                call_site where = call_site::current()) {
   const int local = local_rank(comm, where);
   const int n = device_count(where);
   device d(n == 0 ? 0 : local % n, where);  // none: unimem::error, "no GPU was found"
-
   d.make_current(where);
   return d;
 }
-
-/// @brief MPI for a program's lifetime: initialises MPI (MPI_Init_thread) unless it is already,
-/// makes MPI_COMM_WORLD and MPI_COMM_SELF return errors instead of aborting (so that
-/// unimem::mpi can throw them; communicators made from them inherit it),
-/// and finalises MPI when destroyed if it initialised it (after freeing the staging buffers).
-/// Not copyable or movable: make one, in main().
+/// @brief MPI for a program's lifetime, made once in main(): initialises MPI unless it is, makes
+/// MPI_COMM_WORLD and MPI_COMM_SELF (and communicators made from them) return errors for
+/// unimem::mpi to throw, and finalises MPI when destroyed if it initialised it.
 class environment {
  public:
-  /// @brief Initialises MPI with at least `required` thread support (MPI_THREAD_FUNNELED by
-  /// default: MPI calls from the main thread).
+  /// @brief Initialises MPI with at least `required` thread support.
   /// @throws unimem::mpi::error when MPI cannot be initialised or gives less thread support.
   environment(int& argc, char**& argv, int required = MPI_THREAD_FUNNELED,
               call_site where = call_site::current()) {
@@ -105,6 +93,5 @@ class environment {
   bool owner_ = false;
   int provided_ = MPI_THREAD_SINGLE;
 };
-
 }  // namespace mpi
 UNIMEM_END_NAMESPACE

@@ -1,7 +1,5 @@
 /// @file
-/// @brief unimem::mpi::error, a failed MPI call (MPI's code, class and message, the call and
-/// the caller's file:line) as a std::runtime_error and a unimem::error; the checks every
-/// unimem::mpi call makes.
+/// @brief unimem::mpi::error, a failed MPI call, and the checks every unimem::mpi call makes.
 #pragma once
 
 #include <mpi.h>
@@ -16,12 +14,9 @@
 
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
-
-/// @brief A failed MPI call: MPI's error code and class, MPI's own message, the call and the
-/// file:line of the caller's call into unimem::mpi. A `std::runtime_error` and a
-/// unimem::error (whose code() is the runtime's "unknown error" status: read this class's
-/// code() for MPI's), so `catch (const unimem::error&)` catches failures of MPI as well as of
-/// the GPU runtime.
+/// @brief A failed MPI call: MPI's code, class and message, the call and the caller's file:line.
+/// Also a unimem::error (whose code() is the runtime's "unknown error"; this class's code() is
+/// MPI's), so `catch (const unimem::error&)` catches MPI's failures as well as the GPU's.
 class error : public std::runtime_error, public unimem::error {
  public:
   /// @brief Builds the message "unimem::mpi: CALL failed: MPI's message (code C, class K)
@@ -74,9 +69,8 @@ namespace detail {
 inline void check(int code, const char* call, call_site where, const char* context = "") {
   if (code != MPI_SUCCESS) throw_mpi(code, call, where, context);
 }
-/// Whether MPI is initialised and not finalised, as last seen: set by the first check that finds
-/// it so, cleared at the start of MPI_Finalize (which deletes the attributes of MPI_COMM_SELF
-/// first), so that a message reads one flag instead of asking MPI twice.
+/// Whether MPI is live (initialised, not finalised): set by the first check that finds it so,
+/// cleared when MPI_Finalize deletes MPI_COMM_SELF's attributes; a message reads one flag.
 inline ::unimem::detail::atomic_cell<int>& mpi_live() noexcept {
   static ::unimem::detail::atomic_cell<int> live{0};
   return live;
@@ -102,6 +96,5 @@ inline void require_initialized(const char* what) {
   }
 }
 }  // namespace detail
-
 }  // namespace mpi
 UNIMEM_END_NAMESPACE

@@ -1,8 +1,5 @@
 /// @file
-/// @brief How and when a range reaches MPI. How: unimem::mpi::memory, path and choose_path()
-/// (its memory, the GPU awareness and the managed policy choose direct, staged or via the
-/// host; pure functions, host-tested in CI). When: ordering and host_ready (after the work of
-/// a stream, of every GPU, or of nothing).
+/// @brief How a range reaches MPI (memory, path, choose_path()) and when (ordering, host_ready).
 #pragma once
 
 #include <mpi.h>
@@ -17,7 +14,6 @@
 
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
-
 /// @brief The memory a range lives in, as unimem::mpi sees it.
 enum class memory {
   pageable,  ///< host memory the GPU runtime does not know (std::vector, malloc)
@@ -25,17 +21,12 @@ enum class memory {
   device,    ///< GPU memory (device_buffer)
   managed,   ///< managed memory (managed_buffer, managed_vector)
 };
-
 /// @brief How a range reaches MPI.
 enum class path {
-  /// MPI reads or writes the range itself.
-  direct,
-  /// Through pinned staging buffers, with copies in stream order.
-  staged,
-  /// Made host-ready in bulk first (managed memory, managed_path::host).
-  via_host,
+  direct,    ///< MPI reads or writes the range itself
+  staged,    ///< through pinned staging buffers, with copies in stream order
+  via_host,  ///< made host-ready in bulk first (managed memory, managed_path::host)
 };
-
 /// @brief "direct", "staged" or "via_host" (a std::string, as every unimem::to_string).
 inline std::string to_string(path p) {
   switch (p) {
@@ -45,8 +36,7 @@ inline std::string to_string(path p) {
   }
   return "?";
 }
-/// @brief "pageable", "pinned", "device" or "managed" (a std::string, as every
-/// unimem::to_string).
+/// @brief "pageable", "pinned", "device" or "managed".
 inline std::string to_string(memory m) {
   switch (m) {
     case memory::pageable: return "pageable";
@@ -56,7 +46,6 @@ inline std::string to_string(memory m) {
   }
   return "?";
 }
-
 /// @brief The path of a range: everything direct with GPU-aware MPI; host memory direct;
 /// device memory staged; managed memory by the policy, where `managed_on_host` says the range
 /// is host-resident (mapped, last prefetched to the host, or a GPU that cannot migrate).
@@ -71,28 +60,23 @@ constexpr path choose_path(memory m, bool gpu_aware, managed_path policy,
   }
   return managed_on_host ? path::direct : path::staged;
 }
-
 /// @brief The type of unimem::mpi::host_ready.
 struct host_ready_t {
   /// @brief Made only as unimem::mpi::host_ready.
   explicit constexpr host_ready_t() noexcept = default;
 };
-
-/// @brief Passed where a call takes a stream: "no GPU work still reads or writes this range; MPI
-/// may touch it now". The call waits for no stream and no device, as raw `MPI_Send` /
-/// `MPI_Recv` do: for host memory (pageable, pinned, managed) MPI gets the range at once;
-/// device memory (without GPU-aware MPI) is still staged, by a copy on the default stream that
-/// the call waits for. Saying it of a range that a kernel still uses is a data race.
+/// @brief Passed for a stream: "no GPU work still uses this range". The call waits for nothing,
+/// as raw MPI_Send / MPI_Recv: host memory (pageable, pinned, managed) goes to MPI at once;
+/// device memory without GPU-aware MPI is still staged on the default stream. Saying it of a
+/// range a kernel still uses is a data race.
 /// @code
 ///   s.synchronize();                              // the kernels that wrote `halo` are done
 ///   unimem::mpi::send(halo, peer, tag, MPI_COMM_WORLD, unimem::mpi::host_ready);
 /// @endcode
 inline constexpr host_ready_t host_ready{};
-
-/// @brief What a unimem::mpi call waits for before MPI touches a range, given where the calls
-/// take one: a stream (its queued work; staging copies run on it), nothing (`{}`: every GPU's
-/// work, except for pageable memory), or unimem::mpi::host_ready (nothing at all). Converts from
-/// unimem::stream, stream_ref and the runtime's stream handle.
+/// @brief What a unimem::mpi call waits for before MPI touches a range: a stream's queued work
+/// (staging copies run on it), every GPU's work (`{}`; not for pageable memory), or nothing
+/// (host_ready).
 class ordering {
  public:
   /// @brief No stream: the call waits for every GPU's work (except for pageable memory).
@@ -102,9 +86,7 @@ class ordering {
   constexpr ordering(S&& s) noexcept : stream_(std::forward<S>(s)) {}  // NOLINT: converts
   /// @brief Nothing: the range is ready (unimem::mpi::host_ready).
   constexpr ordering(host_ready_t) noexcept : ready_(true) {}  // NOLINT: converts
-
-  /// @brief The stream whose work comes first and on which staging copies run (the default
-  /// stream without one).
+  /// @brief The stream whose work comes first and staging copies run on (else the default stream).
   [[nodiscard]] constexpr stream_ref stream() const noexcept { return stream_; }
   /// @brief True for host_ready.
   [[nodiscard]] constexpr bool host_ready() const noexcept { return ready_; }
@@ -117,6 +99,5 @@ class ordering {
   stream_ref stream_{};
   bool ready_ = false;
 };
-
 }  // namespace mpi
 UNIMEM_END_NAMESPACE

@@ -1,6 +1,6 @@
 /// @file
-/// @brief unimem::mpi::request (a pending isend() or irecv(), move-only; the send and receive
-/// paths are its constructors), status and wait_all().
+/// @brief unimem::mpi::request (a pending isend() or irecv(); the send and receive paths are
+/// its constructors), status and wait_all().
 #pragma once
 
 #include <mpi.h>
@@ -20,9 +20,7 @@
 
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
-
 class request;
-
 /// @brief What a recv() got: its source, tag and element count.
 struct status {
   /// @brief The sender's rank.
@@ -32,26 +30,18 @@ struct status {
   /// @brief Elements received.
   std::size_t count = 0;
 };
-
 /// @cond INTERNAL
 namespace detail {
 /// When an operation's MPI call is made.
 enum class posting {
-  /// isend(): once the GPU work before the message is done, which may be after the call
-  /// returns (an event and the queue of deferred sends). A receive is posted at once.
-  deferrable,
-  /// sendrecv(), irecv(): posted here (MPI_Isend, MPI_Irecv); a send waits for its stream
-  /// first, without the event and the deferred queue (their bookkeeping cost 2-3 us a message).
-  now,
-  /// send(), recv(): by the blocking call (MPI_Send, MPI_Recv), which completes the request
-  /// before it returns: the calls raw code makes, with no MPI request to allocate and wait for.
-  blocking,
+  deferrable,  // isend(): once the GPU work before it is done, maybe after the call returns
+  now,  // sendrecv(), irecv(): here; a send syncs its stream (no event, no queue: 2-3 us saved)
+  blocking,  // send(), recv(): MPI_Send / MPI_Recv, no MPI request to allocate and wait for
 };
 /// Selects request's constructor of a send or of a receive.
 struct send_t {};
 struct receive_t {};
-
-/// What a request owns but its deferred send: the MPI request, the range and how it travels.
+/// What a request owns but its deferred send.
 struct operation {
   MPI_Request req = MPI_REQUEST_NULL;
   message_type type;
@@ -66,9 +56,8 @@ struct operation {
   ordering order{};
   optional_location back{};  // via_host receives: where to prefetch the range afterwards
 };
-
-/// wait_all's first argument: the request, and the caller's file and line, filled in by the
-/// compiler where the request converts (a defaulted parameter cannot follow wait_all's pack).
+/// wait_all's first argument: the request and the caller's call_site, filled in where the
+/// request converts (a defaulted parameter cannot follow wait_all's pack).
 struct first_request {
   first_request(request& r, call_site w = call_site::current()) noexcept  // NOLINT: converts
       : req(r), where(w) {}
@@ -77,15 +66,11 @@ struct first_request {
 };
 }  // namespace detail
 /// @endcond
-
-/// @brief A pending non-blocking operation (isend(), irecv()), move-only. wait() completes it;
-/// a request destroyed while pending is completed by its destructor (it cannot be dropped and
-/// leave MPI writing into freed memory), so declare it after the buffers it uses. The buffer
-/// must not be touched by the CPU or the GPU until the request completes.
-///
-/// An isend() on a stream may return before its MPI message is posted: the message waits for
-/// the GPU work before it (the stream's work, the copy out to pinned memory). test() posts it
-/// once that work is done; wait() waits for the work and posts it; see flush().
+/// @brief A pending non-blocking operation (isend(), irecv()), move-only. wait() completes it,
+/// and so does the destructor (MPI never writes into freed memory): declare it after the
+/// buffers it uses, and touch the buffer from neither CPU nor GPU until it completes. An isend()
+/// on a stream may return before its message is posted: test() posts it once the GPU work
+/// before it is done, wait() waits for that work and posts it; see flush().
 class request {
  public:
   /// @brief An empty, completed request.
@@ -94,14 +79,12 @@ class request {
   request& operator=(const request&) = delete;
   /// @brief Takes over o's operation; o becomes empty.
   request(request&& o) noexcept { swap(o); }
-  /// @brief Completes this request's own operation first (as the destructor does), then takes
-  /// over o's.
+  /// @brief Completes this request's operation (as the destructor does), then takes over o's.
   request& operator=(request&& o) noexcept {
     request(std::move(o)).swap(*this);
     return *this;
   }
-  /// @brief Completes a pending operation; an error is written to stderr, since a destructor
-  /// cannot throw.
+  /// @brief Completes a pending operation; an error goes to stderr.
   ~request() {
     if (!pending()) return;
     try {
@@ -115,38 +98,30 @@ class request {
     std::swap(op_, o.op_);
     std::swap(deferred_, o.deferred_);
   }
-
   /// @brief True until the operation completed (wait(), or test() returned true).
   [[nodiscard]] bool pending() const noexcept { return op_.pending; }
-
-  /// @brief Completes the operation: a send may reuse its buffer, a receive's data is in place
-  /// (for staged receives, copied in on the stream and waited for).
+  /// @brief Completes the operation: a send may reuse its buffer, a receive's data is in place.
   /// @return The status of a receive (source, tag, elements); of a send, the count sent.
   /// @throws unimem::mpi::error for MPI's failures (a message longer than the receive range:
-  /// class MPI_ERR_TRUNCATE); unimem::error for the GPU's. The request is completed either way.
+  /// class MPI_ERR_TRUNCATE); unimem::error for the GPU's. The request completes either way.
   status wait(call_site where = call_site::current()) {
     if (wait_queued(where)) op_.order.stream().synchronize(where);
     return op_.st;
   }
-
-  /// @brief Gives the operation up: a receive's message is cancelled (MPI_Cancel), a send is
-  /// completed; the range is then free and its contents undefined. For error paths where
-  /// waiting could block for ever (the peer failed). Never throws.
+  /// @brief Gives up (a receive is cancelled, a send completed; the range's contents are then
+  /// undefined), for error paths where waiting could block for ever. Never throws.
   void cancel() noexcept {
     if (!pending()) return;
     if (deferred_) op_.req = deferred_.withdraw();  // nothing is sent if it was not posted
     detail::abandon(op_.req, op_.receive);
     op_.pending = false;
   }
-
-  /// @brief Whether the operation has completed (MPI_Test); once true, the request is complete
-  /// as after wait(). Never blocks; posts the deferred sends (of any request) whose GPU work is
-  /// done.
+  /// @brief Whether the operation has completed (MPI_Test; then as after wait()). Never blocks;
+  /// posts the deferred sends (of any request) whose GPU work is done.
   /// @throws as wait().
   [[nodiscard]] bool test(call_site where = call_site::current()) {
     if (!pending()) return true;
-    // Progress for every deferred send whose GPU work is done, not only this request's: a
-    // loop that tests a receive may be waiting for the answer to one of them.
+    // Every ready deferred send: a loop testing a receive may await the answer to one of them.
     (void)detail::deferred().post(MPI_COMM_NULL, 0, nullptr, false);
     if (!deferred_.post()) return false;  // its GPU work (or an earlier send's) is not done
     adopt_deferred(where);
@@ -157,10 +132,8 @@ class request {
     (void)complete(code, s, "MPI_Test", where);
     return true;
   }
-
   /// @cond INTERNAL
-  /// The send path (isend, send, sendrecv): sp to dest once the work `o` names is done, posted
-  /// as `when` says. Nothing throws once an MPI request is pending.
+  /// The send path (isend, send, sendrecv). Nothing throws once an MPI request is pending.
   template <class T>
   request(detail::send_t, const detail::span<const T>& sp, int dest, int tag, MPI_Comm comm,
           ordering o, detail::posting when, call_site where) {
@@ -170,7 +143,6 @@ class request {
     op_.st = status{dest, tag, sp.size};
     const std::size_t bytes = sp.size * sizeof(T);
     const stream_ref s = o.stream();
-    // isend on a stream: the message may wait for the stream's work after this call returns.
     const bool may_defer = when == detail::posting::deferrable && !s.is_default();
     if (op_.route == path::staged) {  // one copy out in stream order, then one message
       if (bytes > 0) {
@@ -199,9 +171,7 @@ class request {
         "MPI_Isend", where);
     op_.pending = true;
   }
-
-  /// The receive path (irecv, recv, sendrecv): into sp from source, after the work `o` names
-  /// (MPI writes at once), posted as `when` says; a blocking one returns complete.
+  /// The receive path (irecv, recv, sendrecv); a blocking one returns complete.
   template <class T>
   request(detail::receive_t, const detail::span<T>& sp, int source, int tag, MPI_Comm comm,
           ordering o, detail::posting when, call_site where) {
@@ -245,7 +215,6 @@ class request {
   template <class... Rest>
   friend void wait_all(detail::first_request first, Rest&... rest);
 
-  /// What the send and receive paths share: the operation's description and its MPI datatype.
   template <class T>
   void start(const detail::span<T>& sp, ordering o, call_site where) {
     using U = std::remove_cv_t<T>;
@@ -256,14 +225,12 @@ class request {
     op_.order = o;
     op_.type = detail::message_type(datatype<U>(where), sp.size, where);
   }
-
   /// Where MPI reads or writes: the staging buffer, or the range itself.
   unsigned char* buffer() const noexcept {
     return op_.route == path::staged ? op_.block.get() : op_.data;
   }
-
-  /// Defers this send's MPI_Isend until the work now queued on the stream is done; false when
-  /// no event could be recorded there (nothing deferred).
+  /// Defers MPI_Isend until the stream's queued work is done; false (nothing deferred) when no
+  /// event could be recorded there.
   bool defer(int dest, int tag, MPI_Comm comm, call_site where) {
     if (!deferred_.start(buffer(), op_.type.count(), op_.type.type(), dest, tag, comm,
                          op_.order.stream(), where)) {
@@ -273,8 +240,7 @@ class request {
     adopt_deferred(where);  // posted already if the work was done
     return true;
   }
-
-  /// A deferred send that has been posted (by anyone): its MPI request becomes this request's.
+  /// A posted deferred send's MPI request becomes this request's.
   /// @throws unimem::mpi::error when its MPI_Isend failed (the request is then complete).
   void adopt_deferred(call_site where) {
     if (!deferred_.posted()) return;
@@ -285,23 +251,17 @@ class request {
       detail::throw_mpi(code, "MPI_Isend", where, "sending");
     }
   }
-
-  /// wait() up to the staged copy in, which is queued on the stream and not waited for.
-  /// @return whether that stream must still be synchronised before the data is in place.
+  /// wait() but for the staged copy in: true when the stream must still be synchronised.
   bool wait_queued(call_site where) {
     if (!pending()) return false;
-    // Every deferred send of the process first (this one among them): the peer this wait
-    // depends on may be waiting for one of them.
-    flush();
+    flush();  // every deferred send first: the peer may be waiting for one of them
     adopt_deferred(where);
     MPI_Status s;
     const int code = MPI_Wait(&op_.req, &s);
     return complete(code, s, "MPI_Wait", where, false);
   }
-
-  /// After MPI said the message is done (or failed): a receive's count, its staged copy in
-  /// (waited for when wait_for_copy), its prefetch back. The request is complete whatever
-  /// happens. @return whether a copy in is queued and not waited for.
+  /// After MPI finished (or failed): a receive's count, staged copy in, prefetch back. The
+  /// request is complete whatever happens. @return whether a copy in is queued, not waited for.
   bool complete(int code, const MPI_Status& s, const char* call, call_site where,
                 bool wait_for_copy = true) {
     op_.pending = false;
@@ -329,11 +289,9 @@ class request {
   detail::operation op_;
   detail::deferred_handle deferred_;  // destroyed first: it waits for a copy into op_.block
 };
-
-/// @brief Completes every request given (in order; each completes even when an earlier one
-/// throws, and the first exception is rethrown after all are complete). The staged receives'
-/// copies in are queued as their messages arrive and waited for together at the end, one
-/// synchronisation a stream.
+/// @brief Completes every request given, in order, each even when an earlier one throws (the
+/// first exception is rethrown at the end). Staged receives' copies in are waited for together,
+/// one synchronisation a stream.
 /// @throws as request::wait(), naming the line of the wait_all call.
 template <class... Rest>
 void wait_all(detail::first_request first, Rest&... rest) {
@@ -365,9 +323,7 @@ void wait_all(detail::first_request first, Rest&... rest) {
   }
   if (failed) std::rethrow_exception(failed);
 }
-
 /// @brief wait_all() of no request: nothing to do.
 inline void wait_all() noexcept {}
-
 }  // namespace mpi
 UNIMEM_END_NAMESPACE

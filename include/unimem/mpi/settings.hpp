@@ -1,6 +1,5 @@
 /// @file
-/// @brief unimem::mpi::settings (what it does with managed memory; UNIMEM_MPI_MANAGED) and the
-/// GPU awareness of the MPI library (asked at run time; UNIMEM_MPI_GPU_AWARE overrides).
+/// @brief unimem::mpi::settings and the GPU awareness of the MPI library.
 #pragma once
 
 #include <mpi.h>
@@ -17,20 +16,16 @@
 
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
-
 /// @brief What unimem::mpi does with managed memory when MPI is not GPU-aware.
 enum class managed_path {
-  /// Host-resident ranges (mapped by their intent, last prefetched to the host, or on a GPU
-  /// that cannot migrate) go straight to MPI; the others are staged like device memory.
+  /// Host-resident ranges (mapped, last prefetched to the host, or on a GPU that cannot
+  /// migrate) go straight to MPI; the others are staged like device memory.
   automatic,
-  /// Always staged through pinned buffers (copies at the bus's speed; the pages stay where
-  /// they are).
-  staged,
-  /// Made host-ready in bulk first (ready_for_host()), handed to MPI, and after a receive
-  /// prefetched back to the GPU it was last prefetched to (the pages move).
+  staged,  ///< always staged through pinned buffers (the pages stay where they are)
+  /// Made host-ready in bulk (ready_for_host()), and after a receive prefetched back to the GPU
+  /// it was last prefetched to (the pages move).
   host,
 };
-
 /// @brief unimem::mpi's settings.
 struct settings {
   /// @brief Managed memory without GPU-aware MPI; default automatic, or UNIMEM_MPI_MANAGED
@@ -59,29 +54,23 @@ inline settings& settings_storage() {
   return s;
 }
 }  // namespace detail
-
 /// @brief The settings in force.
 /// @throws unimem::invalid_argument at the first use when an environment variable is malformed.
 inline settings current_settings() { return detail::settings_storage(); }
-
-/// @brief Replaces the settings; call it before communicating, from one thread. The settings
-/// are this rank's own: they never change what travels on the wire.
+/// @brief Replaces the settings, before communicating, from one thread; they never change what
+/// travels on the wire.
 inline void configure(const settings& s) { detail::settings_storage() = s; }
-
 /// @brief Whether MPI takes GPU pointers, and who said so.
 struct gpu_awareness {
   /// @brief True: device and managed pointers go straight to MPI.
   bool device_pointers;
-  /// @brief Where the answer came from ("UNIMEM_MPI_GPU_AWARE=1", "MPIX_Query_cuda_support()",
-  /// ...).
+  /// @brief Where the answer came from ("UNIMEM_MPI_GPU_AWARE=1", ...).
   const char* source;
 };
-
-/// @brief Asks, at run time, whether this MPI takes pointers of the GPUs unimem was built for:
-/// the environment variable UNIMEM_MPI_GPU_AWARE (1 or 0) first, for MPIs that cannot tell;
-/// then Open MPI's MPIX_Query_cuda_support() / MPIX_Query_rocm_support(), or MPICH's
-/// MPIX_GPU_query_support(); then Cray MPICH's MPICH_GPU_SUPPORT_ENABLED=1. Otherwise not
-/// GPU-aware (staging is always correct). Needs MPI initialised.
+/// @brief Whether this MPI takes pointers of the GPUs unimem was built for: UNIMEM_MPI_GPU_AWARE
+/// (1 or 0) first; then Open MPI's MPIX_Query_cuda/rocm_support(), or MPICH's
+/// MPIX_GPU_query_support(); then Cray's MPICH_GPU_SUPPORT_ENABLED=1; else not (staging is
+/// always correct).
 /// @throws unimem::invalid_argument before MPI_Init or for a malformed UNIMEM_MPI_GPU_AWARE.
 inline gpu_awareness query_gpu_awareness() {
   detail::require_initialized("unimem::mpi::query_gpu_awareness");
@@ -123,9 +112,7 @@ inline gpu_awareness& awareness_storage() {
   return a;
 }
 }  // namespace detail
-
 /// @brief query_gpu_awareness(), asked once per process and remembered.
 inline gpu_awareness current_gpu_awareness() { return detail::awareness_storage(); }
-
 }  // namespace mpi
 UNIMEM_END_NAMESPACE

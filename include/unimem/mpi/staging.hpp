@@ -1,6 +1,6 @@
 /// @file
-/// @brief unimem::mpi's view of a range (its data, size and memory), its path, the stream order
-/// before MPI touches it, and the pinned staging buffers kept for reuse (internal).
+/// @brief unimem::mpi's view of a range, its path and stream order, and the pinned staging
+/// buffers kept for reuse (internal).
 #pragma once
 
 #include <mpi.h>
@@ -16,11 +16,8 @@
 
 UNIMEM_BEGIN_NAMESPACE
 namespace mpi {
-
 namespace detail {
-
 namespace backend = ::unimem::detail::backend;
-
 /// A contiguous range as unimem::mpi sees it.
 template <class T>
 struct span {
@@ -40,7 +37,6 @@ constexpr memory memory_of_kind() noexcept {
     return memory::pinned;
   }
 }
-
 /// The memory at p as the GPU runtime knows it; pageable when no runtime of this process made it.
 template <class T>
 memory runtime_memory_of(const T* p) noexcept {
@@ -53,19 +49,15 @@ memory runtime_memory_of(const T* p) noexcept {
   }
   return memory::pageable;
 }
-
 /// Whether container C allocates with std::allocator: operator new, pageable host memory.
 template <class C, class = void>
 struct std_allocated : std::false_type {};
 template <class C>
 struct std_allocated<C, std::void_t<typename C::allocator_type, typename C::value_type>>
     : std::is_same<typename C::allocator_type, std::allocator<typename C::value_type>> {};
-
-/// The range r as (data, size, memory), known at compile time where its type says it:
-/// unimem's buffers and containers that declare a memory kind; built-in arrays and containers
-/// of std::allocator (std::vector<T>) as pageable. Views and other containers (a std::pmr
-/// vector may hold device memory) by asking the runtime (about 0.1 us), pageable when it does
-/// not know the pointer.
+/// The range r as (data, size, memory). The memory is known from the type for unimem's buffers
+/// and arrays and std::allocator containers (pageable); other views and containers (a std::pmr
+/// vector may hold device memory) ask the runtime (about 0.1 us).
 template <class R>
 auto span_of(R& r) {
   using C = std::remove_cv_t<std::remove_reference_t<R>>;
@@ -89,7 +81,6 @@ auto span_of(R& r) {
     }
   }
 }
-
 /// span_of(r) with const elements: what a send reads.
 template <class R>
 auto const_span_of(R& r) {
@@ -99,22 +90,17 @@ auto const_span_of(R& r) {
 }
 
 inline int as_int(std::size_t n) noexcept { return static_cast<int>(n); }
-
-/// Whether a range passed as R&& stays alive after the call: a named object, or a temporary
-/// that owns nothing (a view: trivially copyable).
+/// Whether a range passed as R&& outlives the call: an lvalue, or a view (trivially copyable).
 template <class R>
 constexpr bool outlives_request_v = std::is_lvalue_reference<R>::value ||
                                     std::is_trivially_copyable<std::remove_reference_t<R>>::value;
-
-/// Whether managed memory at [p, p + bytes) lives on the host for the automatic policy (the
-/// current device's capability decides whether pages can live anywhere else).
+/// Whether managed memory at [p, p + bytes) lives on the host, for the automatic policy.
 inline bool managed_on_host(const void* p, std::size_t bytes, call_site where) {
   if (bytes == 0) return true;
   if (!::unimem::detail::device_migrates(::unimem::detail::current_device_id(where), where)) {
     return true;  // AMD without XNACK: managed memory is host memory the GPU maps
   }
-  // Mapped (preferred location host: an intent map) or last prefetched to the host; both read
-  // in one runtime call (each query is about 0.2 us, paid per message).
+  // Mapped (preferred location host) or last prefetched there: one query (0.2 us a message).
   int preferred = backend::no_location_id, prefetched = backend::no_location_id;
   const auto q = backend::range_attribute_int_pair(
       &preferred, backend::range_attribute::preferred_location, &prefetched,
@@ -125,9 +111,7 @@ inline bool managed_on_host(const void* p, std::size_t bytes, call_site where) {
   }
   return preferred == backend::host_location_id || prefetched == backend::host_location_id;
 }
-
-/// The path of range s; managed memory said host_ready counts as host-resident (the CPU may
-/// read it wherever its pages are), without asking the runtime.
+/// The path of range s; managed memory said host_ready counts as host-resident, unasked.
 template <class T>
 path path_of(const span<T>& s, bool host_ready, call_site where) {
   const bool aware = current_gpu_awareness().device_pointers;
@@ -136,10 +120,8 @@ path path_of(const span<T>& s, bool host_ready, call_site where) {
                        (host_ready || managed_on_host(s.data, s.size * sizeof(T), where));
   return choose_path(s.kind, aware, policy, on_host);
 }
-
-/// Before MPI touches a range directly: the work queued on the stream is done; without one,
-/// every GPU's work (a kernel anywhere may write the range) unless the range is pageable
-/// memory; nothing for host_ready.
+/// Before MPI touches a range directly: waits for the stream's work; without one, every GPU's
+/// (unless pageable); nothing for host_ready.
 inline void settle(memory m, ordering o, call_site where) {
   if (!o.stream().is_default()) {
     o.stream().synchronize(where);
@@ -147,17 +129,13 @@ inline void settle(memory m, ordering o, call_site where) {
     synchronize_all_devices(where);
   }
 }
-
-/// Before staging copies queued on o's stream: stream order covers that stream's work; without
-/// a stream, every GPU's work is waited for (a kernel on a non-blocking stream may use the
-/// range); nothing for host_ready.
+/// Before staging copies on o's stream, which orders after its work: without a stream, waits
+/// for every GPU's (a kernel on a non-blocking stream may use the range).
 inline void settle_for_copies(ordering o, call_site where) {
   if (o.every_gpu()) synchronize_all_devices(where);
 }
-
-// ---- pinned staging: blocks by power-of-two size, kept for reuse ----
-
-/// Free blocks in slots taken and filled by compare-and-exchange: no lock on a message's way.
+/// Pinned blocks by power-of-two size, kept for reuse in slots taken and filled by
+/// compare-and-exchange: no lock on a message's way.
 class staging_pool {
  public:
   static constexpr std::size_t min_shift = 16;  // 64 KiB
@@ -206,16 +184,13 @@ inline staging_pool& pool() {
   static staging_pool* p = new staging_pool();  // never destroyed: buffers freed at exit time
   return *p;                                    // by other statics still find it
 }
-
 /// A pinned staging block, back to the pool when destroyed.
 class staging {
  public:
   staging() noexcept = default;
-  // In the body, not the member initialisers: take() writes cls_, which a member initialiser of
-  // p_ would run before cls_'s own (= 0) ran and undid, filing every block as 64 KiB (no block
-  // above it reused; MpiGpu.StagingBlocksAreKeptInTheirClassAndReused).
+  // In the body: as p_'s initialiser, take()'s write to cls_ would be undone by cls_'s own.
   staging(std::size_t bytes, call_site where) { p_ = pool().take(bytes, &cls_, where); }
-  /// The block's size class (what the pool files it under when it is given back).
+  /// The block's size class in the pool.
   std::size_t size_class() const noexcept { return cls_; }
   staging(const staging&) = delete;
   staging& operator=(const staging&) = delete;
@@ -240,9 +215,7 @@ inline void copy_in_order(void* dst, const void* src, std::size_t bytes, stream_
   ::unimem::detail::check(
       backend::memcpy_async(dst, src, bytes, backend::copy_kind::infer, s.get()), where);
 }
-
-/// Cancels (a receive) or completes (a send) a posted MPI request after a failure, so that
-/// nothing stays matched to the range. Never throws.
+/// Cancels (a receive) or completes (a send) a posted MPI request after a failure.
 inline void abandon(MPI_Request& r, bool receive) noexcept {
   if (r == MPI_REQUEST_NULL) return;
   int done = 0;
@@ -252,8 +225,6 @@ inline void abandon(MPI_Request& r, bool receive) noexcept {
     MPI_Wait(&r, MPI_STATUS_IGNORE);
   }
 }
-
 }  // namespace detail
-
 }  // namespace mpi
 UNIMEM_END_NAMESPACE

@@ -1,17 +1,6 @@
-// unimem: the backend layer, written once over the table of the runtime config.hpp chose. The
-// files in this folder are the only place that names hip*/cuda* runtime calls; the rest of the
-// library calls the wrappers in unimem::detail::backend.
-//
-//   handles.hpp      runtime-free: the stream and event handle types, forward-declared
-//   common.hpp       backend-neutral vocabulary (results, attributes, the call macros)
-//   cuda.hpp         the CUDA runtime's table: its header, name prefix and the names that differ
-//   hip.hpp          HIP's table (AMD ROCm, or HIP on NVIDIA over the CUDA runtime)
-//   cuda_driver.hpp  the few driver functions NVIDIA builds reach through entry points
-//   fault.hpp        fault injection, for unimem's own tests
-//   backend.hpp      every call, once: what really differs between the runtimes is its #ifs
-//
-// A call is spelled without the runtime's prefix (common.hpp): UNIMEM_DETAIL_CALL(Free, p) calls
-// cudaFree or hipFree, and an error names it as written, "cudaFree(p)" or "hipFree(p)".
+// unimem: every runtime call, once, over the table (cuda.hpp, hip.hpp) config.hpp chose; its
+// #ifs are what really differs between the runtimes. This folder alone names hip*/cuda* calls.
+// UNIMEM_DETAIL_CALL(Free, p) calls cudaFree or hipFree; an error names it "cudaFree(p)".
 #pragma once
 
 #include "../../config.hpp"
@@ -33,7 +22,6 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
-
 using status = UNIMEM_DETAIL_RT(Error_t);
 /// The outcome of one runtime call: its native status and the call's source text.
 struct result {
@@ -55,12 +43,9 @@ constexpr status error_unknown = UNIMEM_DETAIL_RT(ErrorUnknown);
 constexpr status error_out_of_memory = UNIMEM_DETAIL_RT_OUT_OF_MEMORY;
 
 inline const char* name() noexcept { return UNIMEM_DETAIL_RT_BACKEND; }
-/// What report() puts before the runtime's version: the runtime underneath, where it is not the
-/// backend's own.
+/// What report() puts before the runtime's version: the runtime underneath, if not its own.
 inline const char* runtime_label() noexcept { return UNIMEM_DETAIL_RT_UNDERNEATH; }
-
-// The runtime's enumerations that unimem uses, each enumerator holding the runtime's value.
-/// Device attributes unimem reads.
+/// Device attributes unimem reads (each enumerator holds the runtime's value, as below).
 enum class device_attribute : int {
   warp_size = UNIMEM_DETAIL_ATTR(WarpSize),
   multiprocessors = UNIMEM_DETAIL_ATTR_MULTIPROCESSORS,
@@ -75,9 +60,8 @@ enum class device_attribute : int {
   managed_memory = UNIMEM_DETAIL_ATTR(ManagedMemory),
   concurrent_managed_access = UNIMEM_DETAIL_ATTR(ConcurrentManagedAccess),
   pageable_memory_access = UNIMEM_DETAIL_ATTR(PageableMemoryAccess),
-  // ATS (through the host's page tables), and one physical memory with the host (an APU): in
-  // every CUDA (11.8 to 13.0) and HIP (5.2, 5.7.1, 6.4.3, 7.2.4 headers) unimem supports; on AMD
-  // answered from hipDeviceProp_t (not yet run on an AMD GPU).
+  // ATS (host page tables) and an APU: in every CUDA (11.8-13.0) and HIP (5.2-7.2) unimem
+  // supports; AMD answers from hipDeviceProp_t (not yet run on an AMD GPU).
   pageable_memory_access_uses_host_page_tables =
       UNIMEM_DETAIL_ATTR(PageableMemoryAccessUsesHostPageTables),
   integrated = UNIMEM_DETAIL_ATTR(Integrated),
@@ -124,8 +108,7 @@ inline const char* error_string(status s) noexcept { return UNIMEM_DETAIL_RT(Get
 inline status take_last_error() noexcept { return UNIMEM_DETAIL_RT(GetLastError)(); }
 /// Reads the runtime's last error without resetting it.
 inline status peek_last_error() noexcept { return UNIMEM_DETAIL_RT(PeekAtLastError)(); }
-/// Clears the last error when it is `s`, the status a call of ours just returned: never an
-/// error the caller's own calls left pending.
+/// Clears the last error if it is `s`, our call's status, not one the caller's calls left.
 inline void forget_if_last(status s) noexcept {
   if (s != success && peek_last_error() == s) (void)take_last_error();
 }
@@ -133,8 +116,7 @@ inline void forget_if_last(status s) noexcept {
 inline bool means_no_gpu(status s) noexcept {
   return s == UNIMEM_DETAIL_RT(ErrorNoDevice) || s == UNIMEM_DETAIL_RT(ErrorInsufficientDriver);
 }
-/// True for the errors that leave the GPU context unusable ("sticky"): every later call
-/// returns them again, and only a new process recovers.
+/// True for the "sticky" errors: every later call returns them; only a new process recovers.
 inline bool is_sticky(status s) noexcept {
 #if defined(UNIMEM_DETAIL_CUDA)  // statuses HIP does not have
   if (s == cudaErrorHardwareStackError || s == cudaErrorIllegalInstruction ||
@@ -183,18 +165,15 @@ UNIMEM_DETAIL_OUTLINE result get_properties(native_properties& out, int id)
 #else
     ;
 #endif
-
-/// Whether managed pages migrate only with XNACK (page-fault retry). On AMD,
-/// concurrentManagedAccess reads 1 even where pages never migrate: migration needs XNACK,
-/// visible as xnack+ in the architecture or as pageable memory access (regime_attributes). On
-/// NVIDIA pages migrate exactly where concurrentManagedAccess is 1 (Pascal and later, Linux).
+/// Whether managed pages migrate only with XNACK. AMD reads concurrentManagedAccess 1 even where
+/// pages never migrate: that needs XNACK (xnack+ in the architecture, or pageable memory
+/// access). NVIDIA migrates exactly where concurrentManagedAccess is 1.
 #if defined(UNIMEM_DETAIL_HIP_AMD)
 constexpr bool migration_needs_xnack = true;
 #else
 constexpr bool migration_needs_xnack = false;
 #endif
-/// Whether XNACK is on: xnack+ in the AMD target (gfx90a:sramecc+:xnack+, under HSA_XNACK=1);
-/// false on NVIDIA, whose architecture names (sm_90) never carry it.
+/// Whether XNACK is on: xnack+ in the AMD target (gfx90a:sramecc+:xnack+); false on NVIDIA.
 inline bool xnack_enabled(const native_properties& p) noexcept {
   return std::strstr(p.architecture, "xnack+") != nullptr;
 }
@@ -221,8 +200,7 @@ inline version_text compiled_version() noexcept {
   return version_string(CUDART_VERSION);
 #endif
 }
-/// The runtime library's version as this build links it, for when the runtime cannot be asked
-/// (CUDA 11 answers only with a driver and a GPU; under HIP on NVIDIA, the CUDA runtime's).
+/// The linked runtime's version, for when it cannot be asked (CUDA 11 needs a driver and GPU).
 inline int linked_runtime_version() noexcept {
 #if defined(UNIMEM_DETAIL_HIP_AMD)
   return HIP_VERSION;
@@ -255,13 +233,9 @@ inline result launch_kernel(const void* kernel, extent3 grid, extent3 block, voi
   return UNIMEM_DETAIL_CALL(LaunchKernel, kernel, dim3(grid.x, grid.y, grid.z),
                             dim3(block.x, block.y, block.z), args, shared_bytes, stream);
 }
-
-/// The runtime's occupancy calculator for `kernel` (a __global__ function pointer) on the
-/// current device: the block size of the highest occupancy (at most block_limit threads; 0: no
-/// limit) with shared_bytes of dynamic shared memory per block, and the fewest blocks that
-/// reach it on every multiprocessor. On AMD the runtime's own function (what hipcc's template
-/// calls); on NVIDIA a template of cuda_runtime.h, which only translation units compiled as
-/// CUDA (nvcc, or hipcc on NVIDIA) include.
+/// The occupancy calculator for `kernel` on the current device: the block size of the highest
+/// occupancy (block_limit 0: no limit) and the fewest blocks reaching it everywhere. On NVIDIA a
+/// template of cuda_runtime.h, which only code compiled as CUDA includes.
 template <class Kernel>
 result max_potential_block_size(int* min_grid, int* block, Kernel kernel, std::size_t shared_bytes,
                                 int block_limit) noexcept {
@@ -279,19 +253,15 @@ result max_potential_block_size(int* min_grid, int* block, Kernel kernel, std::s
   return {error_not_supported, UNIMEM_DETAIL_RT_NAME(OccupancyMaxPotentialBlockSize)};
 #endif
 }
-
-/// The calling thread's default stream: ordered with the legacy default stream only, never with
-/// other threads' streams.
+/// The calling thread's default stream: ordered with the legacy stream, not other threads'.
 inline stream_handle per_thread_stream() noexcept { return UNIMEM_DETAIL_RT(StreamPerThread); }
 
 inline result stream_synchronize(stream_handle s) noexcept {
   return UNIMEM_DETAIL_CALL(StreamSynchronize, s);
 }
 inline result stream_query(stream_handle s) noexcept { return UNIMEM_DETAIL_CALL(StreamQuery, s); }
-
-/// The device a stream belongs to; the default streams (null, legacy, per-thread) belong to the
-/// current device. error_not_supported (no runtime call left behind) when the runtime and
-/// driver cannot say.
+/// The device of a stream (the default streams: the current one); error_not_supported, nothing
+/// left behind, when neither runtime nor driver can say.
 inline result stream_device(stream_handle s, int* id) noexcept {
   const stream_handle legacy = UNIMEM_DETAIL_RT_LEGACY_STREAM;
   if (s == nullptr || s == legacy || s == per_thread_stream()) return get_device(id);
@@ -311,9 +281,8 @@ inline result stream_device(stream_handle s, int* id) noexcept {
   return {error_not_supported, "the device of a stream (no runtime call, no driver entry point)"};
 #endif
 }
-
-/// 1 when device `id` has a context (it may be running work), 0 when it has none, -1 unknown.
-/// On AMD every device is initialised with the runtime, so synchronising one is cheap: -1.
+/// 1 when device `id` has a context (it may run work), 0 none, -1 unknown (always on AMD, whose
+/// runtime initialises every device, so synchronising one is cheap).
 inline int context_active(int id) noexcept {
 #if defined(UNIMEM_DETAIL_HIP_AMD)
   (void)id;
@@ -337,7 +306,6 @@ inline int to_native(native_location l) noexcept {
   return l.host ? UNIMEM_DETAIL_RT(CpuDeviceId) : l.id;
 }
 #endif
-
 /// The form of the placement calls this build uses, for reports.
 inline const char* placement_api() noexcept {
 #if UNIMEM_DETAIL_MEM_LOCATION
@@ -363,10 +331,8 @@ inline result advise(const void* p, std::size_t bytes, mem_advice a, native_loca
   const auto native = static_cast<UNIMEM_DETAIL_RT(MemoryAdvise)>(a);
   result r = UNIMEM_DETAIL_CALL(UNIMEM_DETAIL_PLACEMENT(MemAdvise), p, bytes, native, to_native(l));
 #if !defined(UNIMEM_DETAIL_HIP_AMD) && CUDART_VERSION < 12020
-  // CUDA 11 runtimes (11.8 on driver 580, two H200s): cudaMemAdvise as the first call on a
-  // device made current by cudaSetDevice, whose context the runtime has not made yet, fails with
-  // cudaErrorContextIsDestroyed. Make the context (a free of nullptr, the usual way) and advise
-  // again; the failed call's status is not left for the caller to find.
+  // CUDA 11: cudaMemAdvise as the first call on a device whose context the runtime has not made
+  // yet fails with cudaErrorContextIsDestroyed: make it (a free of nullptr) and advise again.
   if (r.code == UNIMEM_DETAIL_RT(ErrorContextIsDestroyed)) {
     forget_if_last(r.code);
     forget_if_last(UNIMEM_DETAIL_RT(Free)(nullptr));
@@ -384,8 +350,7 @@ inline result range_attribute_ints(int* out, std::size_t count, range_attribute 
                                    std::size_t bytes) noexcept {
   return UNIMEM_DETAIL_CALL(MemRangeGetAttribute, out, count * sizeof(int), to_native(a), p, bytes);
 }
-/// Reads two int attributes of [p, p + bytes) in one runtime call (a query costs about 0.2 us,
-/// which unimem::mpi pays per managed message).
+/// Reads two int attributes of [p, p + bytes) in one call (0.2 us a query, per MPI message).
 inline result range_attribute_int_pair(int* a_out, range_attribute a, int* b_out, range_attribute b,
                                        const void* p, std::size_t bytes) noexcept {
   void* data[2] = {a_out, b_out};
@@ -393,9 +358,7 @@ inline result range_attribute_int_pair(int* a_out, range_attribute a, int* b_out
   UNIMEM_DETAIL_RT(MemRangeAttribute) natives[2] = {to_native(a), to_native(b)};
   return UNIMEM_DETAIL_CALL(MemRangeGetAttributes, data, sizes, natives, 2, p, bytes);
 }
-
-/// Attaches a managed allocation to a stream: bytes is 0 or the whole allocation (the runtime
-/// refuses a part of one). A no-op in HIP on AMD.
+/// Attaches a managed allocation (bytes: 0 or all of it) to a stream; a no-op on AMD.
 inline result stream_attach(stream_handle s, void* p, std::size_t bytes, attach_kind k) noexcept {
   const auto flags = static_cast<unsigned>(k);
   return UNIMEM_DETAIL_CALL(StreamAttachMemAsync, s, any_pointer{p}, bytes, flags);
@@ -405,8 +368,8 @@ inline result memset_async(void* p, int value, std::size_t bytes, stream_handle 
   return UNIMEM_DETAIL_CALL(MemsetAsync, p, value, bytes, s);
 }
 #if !defined(UNIMEM_DETAIL_HIP_AMD)
-/// NVIDIA: the driver's cuMemsetD16Async / cuMemsetD32Async (by the size of Word) through its
-/// entry point (the CUDA runtime has no such call; HIP's would make every program link libcuda).
+/// NVIDIA: cuMemsetD16Async / cuMemsetD32Async by entry point (the CUDA runtime has none;
+/// HIP's would make every program link libcuda).
 template <class Word>
 result driver_memset(void* p, Word value, std::size_t count, stream_handle s) noexcept {
   const bool d16 = sizeof(Word) == 2;
@@ -420,8 +383,7 @@ result driver_memset(void* p, Word value, std::size_t count, stream_handle s) no
   return {outcome == 1 ? success : error_invalid_value, call};
 }
 #endif
-/// `count` 16-bit words at p (2-byte aligned) set to value, in stream order; error_not_supported
-/// (nothing queued) where the memset cannot be reached.
+/// `count` 16-bit words at p set to value in stream order; error_not_supported if unreachable.
 inline result memset16_async(void* p, unsigned short value, std::size_t count,
                              stream_handle s) noexcept {
 #if defined(UNIMEM_DETAIL_HIP_AMD)
@@ -440,8 +402,7 @@ inline result memset32_async(void* p, unsigned value, std::size_t count, stream_
 }
 
 #if defined(UNIMEM_DETAIL_HIP_AMD) && HIP_VERSION < 50300000
-/// HIP before 5.3 declares hipLaunchHostFunc but its library does not define it: a stream
-/// callback carries the host function instead.
+/// HIP < 5.3 declares hipLaunchHostFunc but does not define it: a stream callback runs fn.
 struct host_call {
   host_function fn;
   void* data;
@@ -452,8 +413,8 @@ struct host_call {
   }
 };
 #endif
-/// Queues fn(data) on stream s: it runs on a runtime thread once the work before it is done,
-/// and the work after it waits for it. fn must not call the runtime.
+/// Queues fn(data) on stream s, run on a runtime thread in stream order; fn must not call the
+/// runtime.
 inline result launch_host_function(stream_handle s, host_function fn, void* data) noexcept {
 #if defined(UNIMEM_DETAIL_HIP_AMD) && HIP_VERSION < 50300000
   host_call* cb = new (std::nothrow) host_call{fn, data};
@@ -468,11 +429,9 @@ inline result launch_host_function(stream_handle s, host_function fn, void* data
   return UNIMEM_DETAIL_CALL(LaunchHostFunc, s, fn, data);
 #endif
 }
-
 /// The kind of memory p points to; unknown when the runtime cannot say (nothing left behind).
-/// On AMD through hipPointerGetAttribute (HIP >= 5.0), whose attribute values keep their names
-/// across ROCm 5 to 7 (hipPointerGetAttributes' struct does not): HIP refuses pointers it does
-/// not know, which is pageable host memory.
+/// AMD: hipPointerGetAttribute, stable across ROCm 5 to 7 (the struct form is not); HIP
+/// refuses the pointers it does not know, pageable memory.
 inline pointer_memory memory_of(const void* p) noexcept {
 #if defined(UNIMEM_DETAIL_HIP_AMD)
   if (p == nullptr) return pointer_memory::unknown;
@@ -503,9 +462,8 @@ inline pointer_memory memory_of(const void* p) noexcept {
   return cuda_driver::memory_of(p);
 #endif
 }
-/// Whether p points to host memory (pageable or pinned) or device-accessible memory (device,
-/// managed); unknown when the runtime cannot say (nothing left behind). Not read on AMD, where
-/// the attribute layout changed between ROCm 5 and 6.
+/// Whether p points to host (pageable, pinned) or device (device, managed) memory; unknown when
+/// the runtime cannot say, and on AMD (the layout changed between ROCm 5 and 6).
 inline pointer_residence residence(const void* p) noexcept {
 #if defined(UNIMEM_DETAIL_HIP_AMD)
   (void)p;
@@ -580,15 +538,13 @@ inline result stream_wait_event(stream_handle s, event_handle e) noexcept {
 // ---- the runtime's stream-ordered pool of managed memory (managed_pool.hpp) ----
 /// The runtime's memory-pool handle.
 using mem_pool_handle = UNIMEM_DETAIL_RT(MemPool_t);
-/// True for the statuses with which a runtime, driver or device refuses a managed pool: the
-/// caching allocator serves instead.
+/// True for the statuses refusing a managed pool: the caching allocator serves instead.
 inline bool refuses_managed_pool(status s) noexcept {
   return s == error_not_supported || s == error_invalid_value ||
          s == UNIMEM_DETAIL_RT(ErrorCallRequiresNewerDriver);
 }
-/// Creates a pool of managed memory with no preferred location (its allocations are ordinary
-/// managed memory, as cudaMallocManaged's), releasing nothing at synchronisation points until
-/// managed_pool sets its threshold.
+/// Creates a pool of ordinary managed memory (no preferred location); it releases nothing at
+/// synchronisation points until managed_pool sets its threshold.
 inline result managed_pool_create(mem_pool_handle* pool) noexcept {
   UNIMEM_DETAIL_RT(MemPoolProps) props{};
   props.allocType = UNIMEM_DETAIL_RT(MemAllocationTypeManaged);
@@ -626,7 +582,6 @@ inline result free_async(void* p, stream_handle s) noexcept {
   return UNIMEM_DETAIL_CALL_RELEASE(p != nullptr, device_memory, FreeAsync, p, s);
 }
 #endif
-
 }  // namespace backend
 }  // namespace detail
 UNIMEM_END_NAMESPACE

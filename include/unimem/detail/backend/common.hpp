@@ -1,5 +1,4 @@
-// unimem: backend-neutral vocabulary of the backend (results, attributes, locations, the macros
-// that make and count the runtime calls). Not a public header.
+// unimem: the backend's neutral vocabulary and the macros that make and count runtime calls.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +15,7 @@
 /// The same for a call that releases what the process holds (a free, a destroy).
 #define UNIMEM_DETAIL_RELEASE_TEXT(held, kind, text, ...) \
   UNIMEM_DETAIL_NATIVE_TEXT(text, __VA_ARGS__)
-/// Where a runtime call is made outside UNIMEM_DETAIL_NATIVE: nothing in users' builds.
+/// Marks a runtime call made outside UNIMEM_DETAIL_NATIVE: nothing in users' builds.
 #define UNIMEM_DETAIL_INJECTION_POINT(call) ((void)0)
 #else
 // Test builds (fault.hpp): the call is counted, and the N-th one fails without being made.
@@ -38,12 +37,9 @@
 #endif
 /// Wraps one native call, written out, into a backend::result (UNIMEM_CHECK's calls).
 #define UNIMEM_DETAIL_NATIVE(...) UNIMEM_DETAIL_NATIVE_TEXT(#__VA_ARGS__, __VA_ARGS__)
-
-// Runtime calls spelled without the runtime's prefix, which the table (cuda.hpp, hip.hpp) gives
-// as UNIMEM_DETAIL_RT(name) and UNIMEM_DETAIL_RT_PREFIX: UNIMEM_DETAIL_CALL(Malloc, p, bytes)
-// calls cudaMalloc or hipMalloc, and its text reads "cudaMalloc(p, bytes)". The name is
-// expanded first (a table's macro may give it), the arguments' text never (a runtime's macros,
-// hipMemAttachGlobal for one, stay as written). A call without arguments: CALL(name, ).
+// Calls without the runtime's prefix: UNIMEM_DETAIL_CALL(Malloc, p, bytes) calls cudaMalloc or
+// hipMalloc, its text "cudaMalloc(p, bytes)". The name is expanded first (a table's macro may
+// give it), the arguments' text never. No arguments: CALL(name, ).
 /// The runtime's name of `name` as text: "cuda<name>" or "hip<name>".
 #define UNIMEM_DETAIL_RT_NAME(name) UNIMEM_DETAIL_RT_NAME_(name)
 #define UNIMEM_DETAIL_RT_NAME_(name) UNIMEM_DETAIL_RT_PREFIX #name
@@ -52,7 +48,7 @@
 #define UNIMEM_DETAIL_CALL_(name, args, ...)                           \
   UNIMEM_DETAIL_NATIVE_TEXT(UNIMEM_DETAIL_RT_NAME_(name) "(" args ")", \
                             UNIMEM_DETAIL_RT(name)(__VA_ARGS__))
-/// One runtime call that releases what the process holds (UNIMEM_DETAIL_RELEASE_TEXT).
+/// One runtime call that releases (UNIMEM_DETAIL_RELEASE_TEXT).
 #define UNIMEM_DETAIL_CALL_RELEASE(held, kind, name, ...) \
   UNIMEM_DETAIL_CALL_RELEASE_(held, kind, name, #__VA_ARGS__, __VA_ARGS__)
 #define UNIMEM_DETAIL_CALL_RELEASE_(held, kind, name, args, ...)                    \
@@ -62,7 +58,6 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
-
 /// What one properties query returns.
 struct native_properties {
   char name[256] = {};          // NUL-terminated (the runtimes' own field is 256 characters)
@@ -74,7 +69,6 @@ struct native_properties {
   int pci_bus = 0;
   int pci_device = 0;
 };
-
 /// Copies the C string s into the array `out`, cutting it to fit.
 template <std::size_t N>
 inline void copy_name(char (&out)[N], const char* s) noexcept {
@@ -89,37 +83,28 @@ inline void sm_name(char (&out)[N], int major, int minor) noexcept {
   t.append("sm_").append(major).append(minor);
   copy_name(out, t.c_str());
 }
-/// A version number as text, e.g. "13.0" or "6.2.41133" (no allocation).
+/// A version number as text, e.g. "13.0" or "6.2.41133".
 using version_text = fixed_text<48>;
 /// A three-component extent in the layout of the runtimes' dim3.
 struct extent3 {
   unsigned x, y, z;
 };
-
 /// Where managed pages should live: the host, or a device ordinal.
 struct native_location {
   bool host;
   int id;
 };
-
-/// The id the range-attribute queries report for "no single location".
+/// The ids range-attribute queries report for "no single location" and for the host.
 constexpr int no_location_id = -2;
-/// The id the range-attribute queries report for the host.
 constexpr int host_location_id = -1;
-
-/// A host function queued on a stream (runs on a runtime thread when the stream reaches it).
+/// A host function queued on a stream.
 using host_function = void (*)(void*);
-
 /// Where a pointer's memory is, as the runtime says.
 enum class pointer_residence { host, device, unknown };
-
-/// What kind of memory a pointer points to, as the runtime says: pageable host memory (not
-/// known to the runtime), pinned host memory, device memory, managed memory, or unknown.
+/// What kind of memory a pointer points to, as the runtime says (pageable: unknown to it).
 enum class pointer_memory { pageable, pinned, device, managed, unknown };
-
-// A call that made something the process then holds (memory, a stream, an event), `*out`:
-// UNIMEM_DETAIL_MADE(call, out, kind). Test builds count it in the ledger (fault.hpp), which
-// forgets what a release gave back; the plan may fail a release after it was made.
+// UNIMEM_DETAIL_MADE(call, out, kind): a call that made `*out` (memory, a stream, an event);
+// test builds count it in fault.hpp's ledger, and a release takes it off (then may fail).
 #if defined(UNIMEM_FAULT_INJECTION)
 #define UNIMEM_DETAIL_MADE(r, out, kind) \
   ::unimem::detail::backend::made(r, out, ::unimem::detail::fault::resource::kind)
@@ -137,7 +122,6 @@ Result released(Result r, bool held, fault::resource kind) noexcept {
 #else
 #define UNIMEM_DETAIL_MADE(r, out, kind) (r)
 #endif
-
 /// Converts to whatever pointer type a runtime's parameter has (void*, hipDeviceptr_t*, ...).
 struct any_pointer {
   void* p;
@@ -146,7 +130,6 @@ struct any_pointer {
     return static_cast<T*>(p);
   }
 };
-
 }  // namespace backend
 }  // namespace detail
 UNIMEM_END_NAMESPACE

@@ -1,6 +1,5 @@
-// unimem: the CUDA runtime's table (nvcc, no HIP needed): its header, the prefix of its names,
-// and the names whose shape differs from HIP's. backend.hpp writes every call once over this
-// table or hip.hpp's.
+// unimem: the CUDA runtime's table for backend.hpp: its header, its prefix, and the names whose
+// shape differs from HIP's (below).
 #pragma once
 
 #if defined(__CUDACC__)
@@ -8,14 +7,12 @@
 #else
 #include <cuda_runtime_api.h>
 #endif
-
 /// The runtime's entity `name` (call, type, enumerator): UNIMEM_DETAIL_RT(Malloc) is cudaMalloc.
 #define UNIMEM_DETAIL_RT(name) cuda##name
 #define UNIMEM_DETAIL_RT_PREFIX "cuda"
 /// A device attribute: cudaDevAttr<name>.
 #define UNIMEM_DETAIL_ATTR(name) cudaDevAttr##name
 
-// The names whose shape differs from HIP's.
 #define UNIMEM_DETAIL_RT_BACKEND "CUDA"
 #define UNIMEM_DETAIL_RT_UNDERNEATH ""  // no other runtime underneath
 #define UNIMEM_DETAIL_RT_DEVICE_PROPERTIES cudaDeviceProp
@@ -27,7 +24,6 @@
 // Calls, without the prefix: cudaHostAlloc(p, bytes, 0) is cudaMallocHost(p, bytes).
 #define UNIMEM_DETAIL_RT_HOST_ALLOC HostAlloc
 #define UNIMEM_DETAIL_RT_HOST_FREE FreeHost
-
 // The placement calls (prefetch, advise): CUDA < 12.2 takes an int device (cudaCpuDeviceId for
 // the host); 12.2 to 12.9 add *_v2 calls that take a cudaMemLocation; CUDA 13 keeps only the
 // cudaMemLocation form, under the plain names.
@@ -41,10 +37,8 @@
 #else
 #define UNIMEM_DETAIL_PLACEMENT(name) name
 #endif
-
-/// 1 where this build has the runtime's managed pool (cudaMemPoolCreate with
-/// cudaMemAllocationTypeManaged, CUDA 13 runtime and driver): managed_pool.hpp compiles its
-/// runtime-pool policy only then.
+/// 1 where the runtime has managed pools (cudaMemAllocationTypeManaged, CUDA 13): only then
+/// managed_pool.hpp compiles its runtime-pool policy.
 #if CUDART_VERSION >= 13000
 #define UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL 1
 #else

@@ -1,7 +1,6 @@
-// unimem: the few CUDA driver functions unimem needs, reached through the runtime's entry-point
-// query (NVIDIA only: the CUDA backend and HIP on NVIDIA). Nothing links against libcuda, so a
-// machine without a driver still loads the program; every function here answers "unknown" when
-// the driver cannot be reached. Included by backend.hpp on NVIDIA; not a public header.
+// unimem: the few CUDA driver functions unimem needs (NVIDIA only), by the runtime's entry-point
+// query: nothing links libcuda, so a machine without a driver loads the program, and every
+// function here answers "unknown" when the driver cannot be reached.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,23 +11,18 @@ UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
 namespace cuda_driver {
-
-// Driver signatures in plain types (cuda.h is not included): CUresult is an int-sized enum
-// (0 is CUDA_SUCCESS), CUdevice an int, CUcontext an opaque pointer, CUstream a cudaStream_t.
+// Driver signatures in plain types, without cuda.h: CUresult int (0: success), CUdevice int.
 using primary_ctx_get_state_fn = int (*)(int, unsigned*, int*);
 using stream_get_ctx_fn = int (*)(cudaStream_t, void**);
 using ctx_push_fn = int (*)(void*);
 using ctx_pop_fn = int (*)(void**);
 using ctx_get_device_fn = int (*)(int*);
-
-/// Clears the runtime's last error when it is `r`, the status a call of ours just returned;
-/// an error the caller's own earlier calls left pending stays for the caller to read.
+/// Clears the runtime's last error if it is `r`, our call's status (backend::forget_if_last).
 inline void forget_if_last(cudaError_t r) noexcept {
   if (r != cudaSuccess && cudaPeekAtLastError() == r) (void)cudaGetLastError();
 }
-
-/// The driver function `name` with the signature it had in CUDA 11.8 (later runtimes may
-/// otherwise hand out a newer ABI version of the same name), or null when it cannot be had.
+/// The driver function `name` in its CUDA 11.8 ABI (later runtimes may hand out a newer one),
+/// or null.
 template <class Fn>
 Fn entry(const char* name) noexcept {
   void* p = nullptr;
@@ -48,9 +42,8 @@ Fn entry(const char* name) noexcept {
   forget_if_last(r);
   return ok ? reinterpret_cast<Fn>(p) : nullptr;
 }
-
-/// 1 when device `id` has an active primary context, 0 when it has none (then no kernel, copy
-/// or prefetch can be running on it), -1 when the driver cannot tell.
+/// 1 when device `id` has an active primary context, 0 when not (nothing can run there), -1
+/// when the driver cannot tell.
 inline int primary_context_active(int id) noexcept {
   static const auto get_state = entry<primary_ctx_get_state_fn>("cuDevicePrimaryCtxGetState");
   if (get_state == nullptr) return -1;
@@ -59,7 +52,6 @@ inline int primary_context_active(int id) noexcept {
   if (get_state(id, &flags, &active) != 0) return -1;
   return active != 0 ? 1 : 0;
 }
-
 /// The device of a (non-special) stream handle through its context; false when unknown.
 UNIMEM_DETAIL_OUTLINE bool stream_device(cudaStream_t s, int* id) noexcept
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
@@ -84,9 +76,7 @@ UNIMEM_DETAIL_OUTLINE bool stream_device(cudaStream_t s, int* id) noexcept
 #else
     ;
 #endif
-
-/// cuMemsetD16Async (Word: unsigned short) / cuMemsetD32Async (unsigned): `count` words set to
-/// `value` in stream order. 1 on success, 0 when the driver refused, -1 when it cannot be reached.
+/// cuMemsetD16Async / cuMemsetD32Async by sizeof(Word): 1 done, 0 refused, -1 unreachable.
 template <class Word>
 int memset_async(void* p, Word value, std::size_t count, cudaStream_t s) noexcept {
   using fn_type = int (*)(unsigned long long, Word, std::size_t, cudaStream_t);
@@ -95,9 +85,7 @@ int memset_async(void* p, Word value, std::size_t count, cudaStream_t s) noexcep
   if (fn == nullptr) return -1;
   return fn(reinterpret_cast<unsigned long long>(p), value, count, s) == 0 ? 1 : 0;
 }
-
-/// The kind of memory p points to, as the CUDA runtime says; unknown when it cannot say
-/// (nothing left behind).
+/// The kind of memory p points to, as the CUDA runtime says (nothing left behind).
 inline pointer_memory memory_of(const void* p) noexcept {
   cudaPointerAttributes a{};
   const cudaError_t r = cudaPointerGetAttributes(&a, p);
@@ -113,7 +101,6 @@ inline pointer_memory memory_of(const void* p) noexcept {
   }
   return pointer_memory::unknown;
 }
-
 }  // namespace cuda_driver
 }  // namespace backend
 }  // namespace detail

@@ -1,14 +1,8 @@
-// unimem: fault injection for unimem's own tests. Not a public header, and empty in users'
-// builds: it exists only where UNIMEM_FAULT_INJECTION is defined (the test program
-// unimem_fault_tests; tests/test_fault_injection.cpp, docs/reliability.md).
-//
-// There every runtime call the backend makes passes through fault::fires() first (common.hpp's
-// call macros and the driver calls): the calls are counted, and when a plan is armed the N-th
-// one fails with the plan's status instead of reaching the runtime. A release (a free, a destroy)
-// is always made and then reports the injected status, as a real failing release leaves nothing
-// held; destructors must still not throw. A ledger counts what the runtime holds for the process
-// (allocations by kind, streams, events, pools), so a test tells exactly, without reading the
-// device's free memory, that a failed operation left nothing behind.
+// unimem: fault injection for unimem's own tests (docs/reliability.md), empty unless
+// UNIMEM_FAULT_INJECTION is defined (unimem_fault_tests). Every runtime call passes fires()
+// first: calls are counted, and an armed plan fails the N-th with its status instead of making
+// it; a release is made anyway, then reports the status. A ledger counts what the runtime holds
+// for the process, so a test sees exactly that a failed operation left nothing behind.
 #pragma once
 
 #include "../../config.hpp"
@@ -20,13 +14,10 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace fault {
-
 /// What the ledger counts (memory_pool: the runtime's memory pools that managed_pool creates).
 enum class resource { device_memory, pinned_memory, stream, event, memory_pool, count_ };
 constexpr int resource_count = static_cast<int>(resource::count_);
-
-/// The process's plan and counters (one per process; the library's calls are counted from any
-/// thread).
+/// The process's plan and counters (calls are counted from any thread).
 struct state {
   std::atomic<long long> calls{0};    // runtime calls counted since arm()
   std::atomic<long long> fail_at{0};  // the call number that fails; 0: none
@@ -40,7 +31,6 @@ inline state& plan() noexcept {
   static state s;
   return s;
 }
-
 /// Counts one call and says whether it is the one to fail (it is counted as fired).
 inline bool fires(const char* call) noexcept {
   state& s = plan();
@@ -50,9 +40,7 @@ inline bool fires(const char* call) noexcept {
   s.fired_call.store(call, std::memory_order_relaxed);
   return true;
 }
-
-/// Arms the plan: counting restarts, and call number `n` (1 is the next call) fails with
-/// `status`. n = 0 disarms.
+/// Restarts counting; call `n` (1: the next) fails with `status`. n = 0 disarms.
 inline void arm(long long n, int status) noexcept {
   state& s = plan();
   s.status.store(status, std::memory_order_relaxed);
@@ -66,13 +54,11 @@ inline long long calls() noexcept { return plan().calls.load(); }
 inline long long fired() noexcept { return plan().fired.load(); }
 inline const char* fired_call() noexcept { return plan().fired_call.load(); }
 inline int status() noexcept { return plan().status.load(); }
-
 /// What the runtime holds for this process, by kind.
 inline long long held(resource r) noexcept { return plan().held[static_cast<int>(r)].load(); }
 inline void count(resource r, long long delta) noexcept {
   plan().held[static_cast<int>(r)].fetch_add(delta, std::memory_order_relaxed);
 }
-
 }  // namespace fault
 }  // namespace detail
 UNIMEM_END_NAMESPACE

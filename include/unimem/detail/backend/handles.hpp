@@ -1,8 +1,6 @@
-// unimem: the runtimes' stream and event handle types, without a runtime header. A handle is a
-// pointer to an opaque runtime struct; declaring the struct names the same type the runtime's
-// header defines (cudaStream_t is CUstream_st*, hipStream_t is ihipStream_t* on AMD and
-// cudaStream_t on NVIDIA), so value types such as stream_ref and launch_config hold handles
-// and stay free of runtime headers.
+// unimem: the runtimes' stream and event handle types without a runtime header: pointers to the
+// runtime's opaque structs, declared here (cudaStream_t is CUstream_st*, hipStream_t on AMD
+// ihipStream_t*), so stream_ref and launch_config stay free of runtime headers.
 #pragma once
 
 #include "../../config.hpp"
@@ -18,7 +16,6 @@ struct CUevent_st;
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
-
 #if defined(UNIMEM_DETAIL_HIP_AMD)
 using stream_handle = ::ihipStream_t*;
 using event_handle = ::ihipEvent_t*;
@@ -26,7 +23,6 @@ using event_handle = ::ihipEvent_t*;
 using stream_handle = ::CUstream_st*;
 using event_handle = ::CUevent_st*;
 #endif
-
 }  // namespace backend
 }  // namespace detail
 UNIMEM_END_NAMESPACE

@@ -1,6 +1,5 @@
-// unimem: HIP's table (AMD ROCm, or HIP on NVIDIA over the CUDA runtime): its header, the
-// prefix of its names, and the names whose shape differs from CUDA's. backend.hpp writes every
-// call once over this table or cuda.hpp's.
+// unimem: HIP's table for backend.hpp (AMD ROCm, or HIP on NVIDIA over the CUDA runtime): its
+// header, its prefix, and the names whose shape differs from CUDA's (below).
 #pragma once
 
 #if !defined(__HIP__) && !defined(__NVCC__) && !defined(__HIP_PLATFORM_AMD__) && \
@@ -24,7 +23,6 @@ plain C++ files)."
 /// A device attribute: hipDeviceAttribute<name>.
 #define UNIMEM_DETAIL_ATTR(name) hipDeviceAttribute##name
 
-// The names whose shape differs from CUDA's.
 #if defined(UNIMEM_DETAIL_HIP_AMD)
 #define UNIMEM_DETAIL_RT_BACKEND "HIP (AMD)"
 #define UNIMEM_DETAIL_RT_UNDERNEATH ""
@@ -39,15 +37,13 @@ plain C++ files)."
 #define UNIMEM_DETAIL_RT_LAUNCH_TIMEOUT hipErrorLaunchTimeOut
 #define UNIMEM_DETAIL_ATTR_MULTIPROCESSORS hipDeviceAttributeMultiprocessorCount
 #define UNIMEM_DETAIL_ATTR_MEMORY_BUS_WIDTH hipDeviceAttributeMemoryBusWidth
-// Calls, without the prefix. hipHostMalloc is deprecated from HIP 6.4 on, where hipHostAlloc (as
-// cudaHostAlloc) is the current name; older HIP deprecates hipHostAlloc instead.
+// Calls, without the prefix: HIP 6.4 deprecates hipHostMalloc, older HIP hipHostAlloc.
 #if HIP_VERSION_MAJOR > 6 || (HIP_VERSION_MAJOR == 6 && HIP_VERSION_MINOR >= 4)
 #define UNIMEM_DETAIL_RT_HOST_ALLOC HostAlloc
 #else
 #define UNIMEM_DETAIL_RT_HOST_ALLOC HostMalloc
 #endif
 #define UNIMEM_DETAIL_RT_HOST_FREE HostFree
-
 // The placement calls (prefetch, advise): HIP < 7.1 takes an int device (hipCpuDeviceId for the
 // host); HIP >= 7.1 adds *_v2 calls that take a hipMemLocation, which unimem uses there.
 #if HIP_VERSION_MAJOR > 7 || (HIP_VERSION_MAJOR == 7 && HIP_VERSION_MINOR >= 1)
@@ -57,8 +53,6 @@ plain C++ files)."
 #define UNIMEM_DETAIL_MEM_LOCATION 0
 #define UNIMEM_DETAIL_PLACEMENT(name) name
 #endif
-
-/// 0: HIP 5.2 to 7.0 (the versions unimem is built with) know pinned pools only
-/// (hipMemAllocationTypePinned); newer headers declare hipMemAllocationTypeManaged, which no AMD
-/// GPU has run with unimem yet. managed_pool uses its caching allocator over hipMallocManaged.
+/// 0: HIP to 7.0 knows pinned pools only; hipMemAllocationTypeManaged (newer) has not run on an
+/// AMD GPU with unimem yet. managed_pool caches over hipMallocManaged instead.
 #define UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL 0

@@ -1,19 +1,10 @@
-// unimem: configuration, the bottom layer. Which backend this translation unit uses, the ABI
-// namespace that keeps backends apart, and the host/device qualifiers. It includes nothing: no
-// GPU runtime header, no standard header; every other unimem header builds on it.
-//
-// HIP   when UNIMEM_BACKEND_HIP is defined, or when a HIP compiler or HIP header has announced
-//       itself (__HIP__ from hipcc/clang on AMD, __HIP_PLATFORM_AMD__ / __HIP_PLATFORM_NVIDIA__).
-// CUDA  when UNIMEM_BACKEND_CUDA is defined, or when nvcc compiles without any HIP macro.
-//
-// hipcc on NVIDIA (HIP 5.x) runs nvcc and defines no macro of its own before the first HIP
-// header, so such a translation unit selects HIP only if it includes <hip/hip_runtime.h> first
-// or gets -DUNIMEM_BACKEND_HIP (the CMake target unimem::unimem passes it). Otherwise it uses
-// the CUDA backend, which behaves the same on an NVIDIA GPU.
 /// @file
-/// @brief Configuration, the bottom layer: the backend (UNIMEM_BACKEND_HIP or UNIMEM_BACKEND_CUDA,
-/// chosen as the comment at the top of this header says), the ABI namespace, UNIMEM_HOST_DEVICE
-/// and call_site. Includes nothing.
+/// @brief Configuration, the bottom layer; includes nothing: the backend, the ABI namespace,
+/// UNIMEM_HOST_DEVICE and call_site. The backend is HIP where UNIMEM_BACKEND_HIP or a HIP macro
+/// (__HIP__, __HIP_PLATFORM_AMD__/NVIDIA__) is defined, else CUDA under UNIMEM_BACKEND_CUDA or
+/// nvcc. hipcc on NVIDIA (HIP 5.x) defines no macro before the first HIP header: it gets CUDA
+/// (the same on an NVIDIA GPU) unless `<hip/hip_runtime.h>` comes first or -DUNIMEM_BACKEND_HIP
+/// is given (unimem::unimem passes it); docs/building.md, "How the backend is chosen".
 #pragma once
 
 #if defined(_MSVC_LANG)
@@ -24,7 +15,7 @@
 #if UNIMEM_DETAIL_CPLUSPLUS < 201703L
 #error "unimem needs C++17 or later: compile with -std=c++17 (hipcc 5.x and older nvcc default \
 to an earlier standard; the CMake target unimem::unimem asks for C++17 itself)."
-// Stop here (a missing header is fatal) instead of burying the line above under template errors.
+// A missing header is fatal: stop before template errors bury the line above.
 #include <unimem_needs_cxx17_see_the_error_above>
 #endif
 
@@ -46,8 +37,7 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 #endif
 #endif
 
-// The platform under HIP: AMD where a HIP compiler for AMD (clang with __HIP__) or the AMD
-// platform macro says so, NVIDIA otherwise (hipcc over nvcc, or __HIP_PLATFORM_NVIDIA__).
+// Under HIP: AMD where clang (__HIP__) or the AMD platform macro says so, else NVIDIA.
 #if defined(UNIMEM_BACKEND_HIP)
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__) || \
     (defined(__HIP__) && !defined(__HIP_PLATFORM_NVIDIA__) && !defined(__HIP_PLATFORM_NVCC__))
@@ -62,9 +52,8 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 #define UNIMEM_DETAIL_ABI_NAMESPACE v0_cuda
 #endif
 
-// Every unimem entity lives in an inline namespace named after the backend, so that two
-// translation units that selected different backends fail to link instead of silently
-// violating the one-definition rule.
+// An inline namespace per backend: translation units of different backends fail to link
+// instead of silently violating the one-definition rule.
 #define UNIMEM_BEGIN_NAMESPACE \
   namespace unimem {           \
   inline namespace UNIMEM_DETAIL_ABI_NAMESPACE {
@@ -72,9 +61,8 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
   }                          \
   }
 
-// The cold paths (building and throwing errors) and the large once-per-program functions
-// (report()) are kept out of line: inlined at every call site they would multiply the host
-// compiler's work in each user's translation unit (scripts/compile_time.sh).
+// Cold paths (building and throwing errors) and large once-per-program functions (report())
+// stay out of line: inlined they would multiply the host compiler's work in every user's TU.
 #if defined(__GNUC__) || defined(__clang__)
 #define UNIMEM_DETAIL_NOINLINE __attribute__((noinline))
 #define UNIMEM_DETAIL_COLD __attribute__((noinline, cold))
@@ -86,22 +74,8 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 #define UNIMEM_DETAIL_COLD
 #endif
 
-// Separate compilation (optional; the default is header-only). The functions that every
-// translation unit would otherwise compile again (the cold paths that build and throw errors,
-// the device-property cache, report(), the stream's-device query) are written
-//
-//   UNIMEM_DETAIL_OUTLINE void f(args)
-//   #if UNIMEM_DETAIL_DEFINE_OUTLINE
-//   { body }
-//   #else
-//       ;
-//   #endif
-//
-// Header-only: `inline`, with its body. With UNIMEM_SEPARATE_COMPILATION defined in every
-// translation unit of a program, the headers only declare them, and <unimem/compiled.hpp>,
-// included by exactly one translation unit (the CMake target unimem::compiled), defines them
-// once. One declaration per translation unit either way, so attributes stay where they are.
-// See docs/architecture.md, "Compile time".
+// Functions every TU would compile again: `UNIMEM_DETAIL_OUTLINE f(args)`, `{ body }` under `#if
+// UNIMEM_DETAIL_DEFINE_OUTLINE`, else `;` (docs/architecture.md#separate-compilation).
 #define UNIMEM_DETAIL_CONFIG_INCLUDED 1
 #if defined(UNIMEM_SEPARATE_COMPILATION)
 #define UNIMEM_DETAIL_OUTLINE
@@ -115,13 +89,10 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 #define UNIMEM_DETAIL_DEFINE_OUTLINE 1
 #endif
 
-// Functions callable from host and device code (views, intrinsics).
 /// @def UNIMEM_HOST_DEVICE
-/// @brief `__host__ __device__` under a device compiler (nvcc, hipcc, clang compiling HIP),
-/// empty otherwise: marks functions callable from host and device code.
+/// @brief `__host__ __device__` under a device compiler (nvcc, hipcc, clang for HIP), else empty.
 /// @def UNIMEM_DEVICE_COMPILER
-/// @brief Defined (as 1) when a device compiler compiles the translation unit; the device-only
-/// functions (warp.hpp, reduce.hpp) exist only then.
+/// @brief Defined (1) under a device compiler; only then do the device-only functions exist.
 #if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
 #define UNIMEM_HOST_DEVICE __host__ __device__
 #define UNIMEM_DEVICE_COMPILER 1
@@ -130,33 +101,24 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 #endif
 
 /// @namespace unimem
-/// @brief Everything unimem offers. Its entities live in an inline namespace named after the
-/// backend (v0_cuda, v0_hip_amd, v0_hip_nvidia), so that translation units compiled for
-/// different backends fail to link instead of mixing; name them as unimem::name.
+/// @brief Everything unimem offers, in an inline namespace per backend (v0_cuda, v0_hip_amd,
+/// v0_hip_nvidia) so that TUs of different backends fail to link; name them as unimem::name.
 ///
-/// Errors: a function whose last parameter is `call_site where` may call the GPU runtime and
-/// throws unimem::error when a call fails, naming your file and line (the compiler fills
-/// `where` in: never pass it): as unimem::runtime_error (a std::runtime_error) or, out of
-/// memory, unimem::out_of_memory (a std::bad_alloc). Arguments unimem cannot accept (a size
-/// beyond max_size(), at() outside a buffer, copies of different sizes, an empty block) throw
-/// unimem::argument_error before any runtime call, as the std::logic_error that fits
-/// (length_error, out_of_range, invalid_argument). Destructors never throw.
+/// Errors: a function whose last parameter is `call_site where` (never pass it) throws
+/// unimem::error naming your line when a runtime call fails (unimem::runtime_error, or
+/// unimem::out_of_memory, a std::bad_alloc). Arguments unimem refuses (a size beyond
+/// max_size(), at() outside a buffer) throw unimem::argument_error, the std::logic_error that
+/// fits, before any runtime call. Destructors never throw.
 UNIMEM_BEGIN_NAMESPACE
-
-/// @brief Where a public unimem call was made: errors name the user's call site, not unimem's
-/// own file. Public functions that can throw take one as a defaulted last parameter, filled by
-/// the compiler at the caller (`__builtin_FILE()` / `__builtin_LINE()`, which GCC, Clang, nvcc
-/// and hipcc provide in C++17); callers never pass it.
+/// @brief Where a public unimem call was made, so that errors name the user's line: a defaulted
+/// last parameter that the compiler fills at the caller (`__builtin_FILE()`, `__builtin_LINE()`).
 struct call_site {
-  /// @brief The caller's source file, as __builtin_FILE() names it.
-  const char* file;
-  /// @brief The caller's source line.
-  int line;
+  const char* file;  ///< The caller's source file, as __builtin_FILE() names it.
+  int line;          ///< The caller's source line.
   /// @brief The caller's file and line when used as a default argument.
   static constexpr call_site current(const char* file = __builtin_FILE(),
                                      int line = __builtin_LINE()) noexcept {
     return {file, line};
   }
 };
-
 UNIMEM_END_NAMESPACE

@@ -1,9 +1,6 @@
-// unimem: GPUs, their managed-memory capabilities (read once per device and cached), the
-// choice of a device, and a one-call report.
 /// @file
-/// @brief GPUs: device_count(), device, device_properties, memory_regime (the unified-memory
-/// regime), device_guard, pick_device(), synchronize(), synchronize_all_devices(), the backend,
-/// runtime and driver versions, and report().
+/// @brief GPUs: device_count(), device, device_properties (read once per device and cached),
+/// memory_regime, device_guard, pick_device(), synchronize(_all_devices)(), versions, report().
 #pragma once
 
 #include "config.hpp"
@@ -23,7 +20,6 @@
 #include <vector>
 
 UNIMEM_BEGIN_NAMESPACE
-
 /// @brief The number of GPUs the runtime sees.
 /// @return 0, not an error, when the machine has no GPU or no driver.
 /// @throws unimem::error when the runtime fails for another reason.
@@ -39,7 +35,6 @@ inline int device_count(call_site where = call_site::current()) {
 }
 
 namespace detail {
-/// The cold path of require_device: the call's text is composed only here.
 [[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_invalid_device(
     int id, int count, const char* call, const char* id_prefix, call_site where)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
@@ -55,7 +50,7 @@ namespace detail {
     ;
 #endif
 /// Throws unimem::error (invalid device) unless 0 <= id < device_count(), naming `call`, or
-/// `call(<id_prefix><id>)` when id_prefix is given (e.g. "unimem::prefetch(device 7)").
+/// `call(<id_prefix><id>)` with an id_prefix (e.g. "unimem::prefetch(device 7)").
 inline void require_device(int id, const char* call, call_site where,
                            const char* id_prefix = nullptr) {
   const int n = device_count(where);
@@ -70,27 +65,21 @@ inline int current_device_id(call_site where) {
 
 /// @brief Who may use a GPU (set by the administrator, e.g. nvidia-smi -c).
 enum class compute_mode {
-  /// Any number of processes and threads (the usual mode).
-  shared,
-  /// One thread at a time (deprecated by NVIDIA).
-  exclusive_thread,
-  /// No process may use the device.
-  prohibited,
-  /// One process at a time.
-  exclusive_process,
+  shared,             ///< Any number of processes and threads (the usual mode).
+  exclusive_thread,   ///< One thread at a time (deprecated by NVIDIA).
+  prohibited,         ///< No process may use the device.
+  exclusive_process,  ///< One process at a time.
 };
 
-/// @brief The unified-memory regime of a GPU: how managed memory and the host's own (malloc'd)
-/// memory behave there, which decides what to allocate and which placement hints do anything.
-/// regime_of() derives it from the memory_capabilities, to_string() names it, describe() says
-/// what it means for a program; docs/pitfalls.md, "Unified-memory regimes", has the table.
+/// @brief The unified-memory regime of a GPU: how managed and malloc'd memory behave there, which
+/// decides what to allocate and which placement hints do anything. regime_of() derives it,
+/// to_string() names it, describe() explains it; docs/pitfalls.md\#unified-memory-regimes.
 enum class memory_regime {
   /// A discrete GPU whose managed pages migrate on demand, without access to pageable host
   /// memory (an H200 on x86 without HMM). Prefetch and advice move pages.
   discrete_migrating,
-  /// Heterogeneous memory management: managed pages migrate, and kernels may also use
-  /// malloc'd memory, which the OS migrates or maps on fault (NVIDIA with CUDA >= 12.2 and the
-  /// open kernel modules; AMD with XNACK on an HMM kernel).
+  /// HMM: managed pages migrate, and kernels may also use malloc'd memory, which the OS migrates
+  /// or maps on fault (NVIDIA: CUDA >= 12.2, open kernel modules; AMD: XNACK on an HMM kernel).
   hmm,
   /// Hardware coherence through the host's page tables (ATS; Grace Hopper over NVLink-C2C):
   /// malloc'd memory is as usable by kernels as managed memory.
@@ -101,49 +90,36 @@ enum class memory_regime {
   /// Managed memory exists but its pages never move (AMD without XNACK, CUDA without concurrent
   /// managed access): prefetch and advice answer hint_status::unsupported.
   no_migration,
-  /// The device cannot allocate managed memory at all.
-  no_managed_memory,
+  no_managed_memory,  ///< The device cannot allocate managed memory at all.
 };
 
-/// @brief A GPU's managed-memory capabilities as the runtime reports them, declared once:
-/// device_properties holds them with the rest of what unimem knows of a GPU, regime_attributes
-/// with the rest of what its memory_regime is derived from.
+/// @brief A GPU's managed-memory capabilities as the runtime reports them (the base of
+/// device_properties and of regime_attributes).
 struct memory_capabilities {
-  /// @brief The device can allocate managed memory.
-  bool managed_memory = false;
-  /// @brief The runtime reports that CPU and GPU may access managed memory concurrently. On
-  /// NVIDIA this is what makes pages migrate; on AMD it reads 1 even where they never do (see
-  /// regime_attributes::migration_needs_xnack).
+  bool managed_memory = false;  ///< The device can allocate managed memory.
+  /// @brief CPU and GPU may access managed memory concurrently. On NVIDIA this makes pages
+  /// migrate; on AMD it reads 1 even where they never do (see migration_needs_xnack).
   bool concurrent_managed_access = false;
-  /// @brief The GPU can access pageable (malloc'd) host memory coherently.
-  bool pageable_memory_access = false;
+  bool pageable_memory_access = false;  ///< The GPU can access malloc'd host memory coherently.
   /// @brief ... and does so through the host's own page tables (ATS, Grace Hopper).
   bool pageable_memory_access_uses_host_page_tables = false;
-  /// @brief The GPU is integrated: one physical memory with the host (MI300A, Jetson).
-  bool integrated = false;
+  bool integrated = false;  ///< One physical memory with the host (MI300A, Jetson).
 };
 
-/// @brief What memory_regime is derived from: the memory_capabilities and, for AMD, XNACK. A
-/// plain struct: regime_of() is a pure function of it, testable without a GPU.
+/// @brief What regime_of() derives memory_regime from (pure: testable without a GPU).
 struct regime_attributes : memory_capabilities {
-  /// @brief Managed pages migrate only with XNACK (page-fault retry): true on AMD, where
-  /// concurrent_managed_access does not say that pages move.
+  /// @brief Managed pages migrate only with XNACK (page-fault retry): true on AMD.
   bool migration_needs_xnack = false;
-  /// @brief XNACK is on (AMD: xnack+ in the architecture, e.g. with HSA_XNACK=1).
-  bool xnack_enabled = false;
-
-  /// @brief Whether managed pages migrate to the processor that touches them: on NVIDIA
-  /// concurrent managed access; on AMD pageable memory access or XNACK.
+  bool xnack_enabled = false;  ///< XNACK is on (AMD: xnack+ in the architecture, HSA_XNACK=1).
+  /// @brief Managed pages migrate on touch: NVIDIA concurrent access; AMD pageable access or XNACK.
   [[nodiscard]] constexpr bool migrates_on_demand() const noexcept {
     return migration_needs_xnack ? (pageable_memory_access || xnack_enabled)
                                  : concurrent_managed_access;
   }
 };
 
-/// @brief The regime of a device with these attributes (pure, no runtime call). In order: no
-/// managed memory; integrated (apu, whatever XNACK says); pages that cannot migrate
-/// (no_migration); pageable access through the host's page tables (coherent); pageable access
-/// otherwise (hmm); else discrete_migrating.
+/// @brief The regime of a device with these attributes (no runtime call); an integrated GPU is
+/// apu whatever XNACK says.
 /// @code
 ///   unimem::regime_attributes h200;  // the H200: managed 1, concurrent 1, pageable 0
 ///   h200.managed_memory = h200.concurrent_managed_access = true;
@@ -161,8 +137,7 @@ struct regime_attributes : memory_capabilities {
 }
 
 namespace detail {
-/// Each regime's name and what it means for a program (three lines: what the regime is, which
-/// memory to allocate, which placement hints do anything), in the enumerators' order.
+/// Each regime's name and describe() text, in the enumerators' order.
 struct regime_text {
   const char* name;
   const char* description;
@@ -213,73 +188,53 @@ constexpr regime_text text_of(memory_regime r) noexcept {
 }
 }  // namespace detail
 
-/// @brief The enumerator's name: "discrete_migrating", "hmm", "coherent", "apu",
-/// "no_migration" or "no_managed_memory" (a std::string, as the other to_string overloads).
+/// @brief The enumerator's name, e.g. "discrete_migrating".
 inline std::string to_string(memory_regime r) { return detail::text_of(r).name; }
 
 /// @brief What the regime means for a program, in three lines separated by '\n' (no final
-/// one): what the regime is, which memory to allocate, and which placement hints do anything.
-/// unimem-info prints it under each GPU.
+/// one): what it is, which memory to allocate, which placement hints do anything.
 [[nodiscard]] inline const char* describe(memory_regime r) noexcept {
   return detail::text_of(r).description;
 }
 
-// device_properties::id is deprecated: the struct's implicit constructors and assignments,
-// which copy it, must not warn where users copy the struct (the warning is reported here).
+// The implicit copies of device_properties copy the deprecated id: no warning where users copy.
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #endif
-/// @brief Everything unimem knows about one GPU, read at one moment: its memory_capabilities
-/// and what follows.
+/// @brief Everything unimem knows about one GPU, read at one moment.
 struct device_properties : memory_capabilities {
-  /// @brief The device ordinal.
-  int device_id = 0;
+  int device_id = 0;  ///< The device ordinal.
   /// @brief device_id, under its old name (properties() fills both).
   /// @deprecated Use device_id, the name device, stream, stream_ref and location give it.
   [[deprecated("use device_properties::device_id")]] int id = 0;
-  /// @brief The marketing name, e.g. "NVIDIA H200". Points into unimem's per-device property
-  /// cache, which lives until the program ends: the pointer stays valid (never freed).
+  /// @brief The marketing name, e.g. "NVIDIA H200", in a cache valid until the program ends.
   const char* name = "";
-  /// @brief sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack-. Points into
-  /// the property cache, like name.
+  /// @brief sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack- (in the cache).
   const char* architecture = "";
-  /// @brief The major compute capability as the runtime reports it (9 for sm_90).
-  int compute_major = 0;
-  /// @brief The minor compute capability as the runtime reports it (0 for sm_90).
-  int compute_minor = 0;
-  /// @brief Lanes per warp (wavefront): 32 on NVIDIA, 64 or 32 on AMD.
-  int warp_size = 0;
-  /// @brief Multiprocessors (compute units on AMD).
-  int multiprocessors = 0;
-  /// @brief The most threads one block may have.
-  int max_threads_per_block = 0;
-  /// @brief Global memory in bytes.
-  std::size_t total_memory = 0;
-  /// @brief Free global memory in bytes when the properties were read.
-  std::size_t free_memory = 0;
-  /// @brief Managed pages migrate to the processor that touches them
-  /// (regime_attributes::migrates_on_demand()): on AMD, concurrent_managed_access is 1 even
-  /// when pages never move. Where this is false, prefetch and advice cannot move data.
+  int compute_major = 0;  ///< The major compute capability (9 for sm_90).
+  int compute_minor = 0;  ///< The minor compute capability (0 for sm_90).
+  int warp_size = 0;  ///< Lanes per warp (wavefront): 32 on NVIDIA, 64 or 32 on AMD.
+  int multiprocessors = 0;  ///< Multiprocessors (compute units on AMD).
+  int max_threads_per_block = 0;  ///< The most threads one block may have.
+  std::size_t total_memory = 0;  ///< Global memory in bytes.
+  std::size_t free_memory = 0;  ///< Free global memory in bytes when the properties were read.
+  /// @brief Managed pages migrate on touch; where false, prefetch and advice cannot move data.
   bool migrates_on_demand = false;
   /// @brief The unified-memory regime: regime_of() the memory_capabilities (and XNACK on AMD).
   memory_regime regime = memory_regime::no_managed_memory;
   /// @brief Who may use the device (read when the properties are read).
   unimem::compute_mode compute_mode = unimem::compute_mode::shared;
-  /// @brief The global memory bus width in bits (6144 on an H200, 8192 on an MI300X).
-  int memory_bus_width_bits = 0;
-  /// @brief The peak memory clock in kHz, as the runtime reports it.
-  int memory_clock_khz = 0;
-
-  /// @brief The theoretical peak memory bandwidth in GB/s (10^9 bytes per second):
-  /// 2 transfers per clock (DDR, HBM) * memory_clock_khz * memory_bus_width_bits / 8; 0 where
-  /// the runtime reports no clock or width. Compare a kernel's measured bandwidth with it.
+  int memory_bus_width_bits = 0;  ///< Memory bus width in bits (6144 on an H200, 8192 on MI300X).
+  int memory_clock_khz = 0;  ///< The peak memory clock in kHz, as the runtime reports it.
+  /// @brief The theoretical peak memory bandwidth in GB/s (10^9 B/s): 2 transfers per clock
+  /// (DDR, HBM) * memory_clock_khz * memory_bus_width_bits / 8; 0 where either is unknown.
   [[nodiscard]] double peak_bandwidth_gbps() const noexcept {
     return 2.0 * memory_clock_khz * 1e3 * (memory_bus_width_bits / 8.0) / 1e9;
   }
 };
 namespace detail {
-/// Sets the ordinal under both of its names (here, where the deprecated one does not warn).
+/// Sets the ordinal under both names (here, where the deprecated one does not warn).
 inline void set_device_id(device_properties& p, int id) noexcept { p.device_id = p.id = id; }
 }  // namespace detail
 #if defined(__GNUC__) || defined(__clang__)
@@ -287,10 +242,7 @@ inline void set_device_id(device_properties& p, int id) noexcept { p.device_id =
 #endif
 
 namespace detail {
-
-/// The properties read from device attributes, each named once with the attribute it is read
-/// from. The property cache is filled from this list: one capability more is one field of
-/// device_properties (or memory_capabilities), one line here and one attribute in the backend.
+/// The properties read from device attributes: a capability more is one field, one line here.
 template <class F>
 void for_each_attribute(device_properties& p, F&& f) {
   using a = backend::device_attribute;
@@ -307,10 +259,8 @@ void for_each_attribute(device_properties& p, F&& f) {
   f(p.memory_bus_width_bits, a::memory_bus_width_bits);
 }
 
-/// The properties of one device that never change while the process runs, read once on first
-/// use (a full query costs microseconds to milliseconds; device's accessors and the capability
-/// checks of every placement call read this copy; free_memory and compute_mode are read on each
-/// call). Never copied nor freed: name and architecture point into `native` and are handed out.
+/// A device's unchanging properties, read on first use (a query costs microseconds to ms).
+/// Never copied nor freed: name and architecture point into `native` and are handed out.
 struct cached_device {
   cached_device(int device, call_site where) : id(device) {
     check(backend::get_properties(native, device), where);
@@ -339,13 +289,9 @@ struct cached_device {
   const cached_device* next = nullptr;  // the next device in the same list
 };
 
-/// Devices below this ordinal have a list of their own (one entry long, found at once); the
-/// others share overflow_cache's list, found by a walk.
+/// Devices below this ordinal have a list of their own; the others share overflow_cache's.
 constexpr int cached_devices = 64;
-
-/// The lists of cached devices, empty before the first read. Lock-free: a device's entry,
-/// once published, lives as long as the process (destructors of other static objects may
-/// still ask, and device names are handed out as pointers into it).
+/// The lock-free lists; entries live as long as the process (late destructors may still ask).
 inline atomic_cell<const cached_device*>* property_cache() noexcept {
   static atomic_cell<const cached_device*> slots[cached_devices];
   return slots;
@@ -365,8 +311,8 @@ UNIMEM_DETAIL_OUTLINE const device_properties& cached_properties(int id, call_si
   for (const cached_device* c = first; c != nullptr; c = c->next) {
     if (c->id == id) return c->properties;
   }
-  // First use: read (a failure throws and publishes nothing), then publish. Threads that race
-  // here each read; the first to publish wins and the others drop their identical copies.
+  // First use: read (a failure throws, publishing nothing), then publish; of racing threads the
+  // first to publish wins and the others drop their identical copies.
   cached_device* fresh = new cached_device(id, where);
   for (fresh->next = first; !head.compare_exchange(first, fresh); fresh->next = first) {
     for (const cached_device* c = first; c != fresh->next; c = c->next) {  // what came since
@@ -382,12 +328,10 @@ UNIMEM_DETAIL_OUTLINE const device_properties& cached_properties(int id, call_si
     ;
 #endif
 
-/// Test hooks, per device below cached_devices, each kept as its value + 1 (0: the real answer).
-/// set_migration_capability_for_testing(id, 1 or 0): device `id` pretends it can or cannot
-/// migrate (-1 forgets). set_regime_for_testing(id, r): placement answers as it would in regime
-/// r (the device's own properties, device::regime() included, stay the real ones) until
-/// forget_regime_for_testing(id); a pretended no_migration or no_managed_memory also makes
-/// device_migrates() false, a pretended discrete_migrating, hmm or coherent true; apu leaves it.
+/// Test hooks per device below cached_devices, kept as value + 1 (0: the real answer).
+/// set_migration_capability_for_testing(id, 1/0/-1): can, cannot migrate / forget.
+/// set_regime_for_testing(id, r): placement answers as in regime r (device::regime() stays real)
+/// until forget_regime_for_testing(id); that also sets device_migrates() (apu leaves it).
 inline atomic_cell<signed char>* migration_overrides() noexcept {
   static atomic_cell<signed char> values[cached_devices];
   return values;
@@ -432,14 +376,10 @@ inline memory_regime device_regime(int id, call_site where) {
   return pretended != 0 ? static_cast<memory_regime>(pretended - 1)
                         : cached_properties(id, where).regime;
 }
-
 }  // namespace detail
 
-/// @brief A GPU, by ordinal. Cheap to copy; holds no runtime resources.
-///
-/// What cannot change (name, architecture, memory size, capabilities) is read once per device
-/// and cached: each accessor returns the device_properties field of its name without a runtime
-/// call after the first. free_memory() and compute_mode() are read on each call.
+/// @brief A GPU, by ordinal; cheap to copy, holds no runtime resources. Accessors read the cached
+/// device_properties; free_memory() and compute_mode() are read on each call.
 class device {
  public:
   /// @brief The GPU with ordinal `id`.
@@ -453,17 +393,16 @@ class device {
     return device(detail::current_device_id(where), unchecked{});
   }
 
-  /// @brief The ordinal (device_id(), as stream, stream_ref and location name it).
+  /// @brief The ordinal.
   [[nodiscard]] int device_id() const noexcept { return id_; }
   /// @brief device_id().
   /// @deprecated Use device_id(), the name stream, stream_ref and location give it.
   [[deprecated("use device_id()")]] [[nodiscard]] int id() const noexcept { return id_; }
 
-  /// @brief The marketing name, e.g. "NVIDIA H200", in the property cache (see
-  /// device_properties::name; copy it into a std::string where you want your own).
+  /// @brief The marketing name, e.g. "NVIDIA H200" (see device_properties::name).
   [[nodiscard]] const char* name(call_site where = call_site::current()) const {
     return cached(where).name; }
-  /// @brief sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack- (cached).
+  /// @brief sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack-.
   [[nodiscard]] const char* architecture(call_site where = call_site::current()) const {
     return cached(where).architecture; }
   /// @brief Global memory in bytes.
@@ -500,11 +439,7 @@ class device {
   /// @brief Whether managed pages migrate to this GPU on access (see device_properties).
   [[nodiscard]] bool migrates_on_demand(call_site where = call_site::current()) const {
     return cached(where).migrates_on_demand; }
-  /// @brief The unified-memory regime. to_string() names it, describe() says what it means.
-  /// @code
-  ///   const unimem::memory_regime r = unimem::device(0).regime();
-  ///   std::printf("%s\n%s\n", unimem::to_string(r).c_str(), unimem::describe(r));
-  /// @endcode
+  /// @brief The unified-memory regime (see to_string(), describe()).
   [[nodiscard]] memory_regime regime(call_site where = call_site::current()) const {
     return cached(where).regime; }
   /// @brief The global memory bus width in bits.
@@ -555,9 +490,7 @@ class device {
 };
 
 namespace detail {
-/// Makes a device current again at the end of a scope, never throwing (a failure is ignored);
-/// does nothing until armed. device_guard and the launch's device choice both restore through
-/// it.
+/// Makes a device current again at the end of a scope, ignoring a failure; nothing until armed.
 class device_restore {
  public:
   device_restore() noexcept = default;
@@ -566,7 +499,6 @@ class device_restore {
   ~device_restore() {
     if (id_ != no_device) (void)backend::set_device(id_);
   }
-  /// Device `id` becomes current again at the end of the scope.
   void arm(int id) noexcept { id_ = id; }
 
  private:
@@ -575,7 +507,6 @@ class device_restore {
 }  // namespace detail
 
 /// @brief Makes a device current for a scope and restores the previous one on exit.
-///
 /// @code
 ///   { unimem::device_guard g(1); unimem::launch(k, cfg, a); }  // runs on GPU 1
 /// @endcode
@@ -592,10 +523,8 @@ class device_guard {
   /// @throws unimem::error for an invalid id.
   explicit device_guard(int id, call_site where = call_site::current())
       : device_guard(device(id, where), where) {}
-  /// @brief Not copyable: a guard restores the device once.
-  device_guard(const device_guard&) = delete;
-  /// @brief Not copyable: a guard restores the device once.
-  device_guard& operator=(const device_guard&) = delete;
+  device_guard(const device_guard&) = delete;  ///< Not copyable: it restores the device once.
+  device_guard& operator=(const device_guard&) = delete;  ///< Not copyable.
   /// @brief Makes the previous device current again; never throws (a failure is ignored).
   ~device_guard() = default;
 
@@ -617,18 +546,15 @@ inline void device::synchronize(call_site where) const {
 
 /// @brief What pick_device() maximises.
 enum class device_criterion {
-  /// The most multiprocessors (compute units), then the most memory: the fastest GPU for
-  /// compute-bound work in a machine of mixed GPUs (the role of the samples' findCudaDevice).
+  /// The most multiprocessors, then the most memory: the fastest GPU for compute-bound work
+  /// among mixed GPUs (the samples' findCudaDevice).
   most_multiprocessors,
-  /// The most global memory, then the most multiprocessors.
-  most_memory,
-  /// The most free memory now (a shared machine), then the most multiprocessors.
-  most_free_memory,
+  most_memory,       ///< The most global memory, then the most multiprocessors.
+  most_free_memory,  ///< The most free memory now (a shared machine), then multiprocessors.
 };
 
-/// @brief The usable device that is best by `criterion`; devices whose compute mode is
-/// prohibited are skipped, ties go to the lowest ordinal. It does not make the device current:
-/// `unimem::pick_device().make_current();`.
+/// @brief The best usable device by `criterion` (prohibited ones skipped, ties to the lowest
+/// ordinal). It does not make it current: `unimem::pick_device().make_current();`.
 /// @throws unimem::error (no device) when there is no usable GPU.
 inline device pick_device(device_criterion criterion = device_criterion::most_multiprocessors,
                           call_site where = call_site::current()) {
@@ -668,7 +594,7 @@ inline std::vector<device> devices(call_site where = call_site::current()) {
   return all;
 }
 
-/// @brief What devices() returned before it was a std::vector.
+/// @brief std::vector<device>, under its old name.
 using device_list [[deprecated("use std::vector<unimem::device>, what unimem::devices() returns")]]
     = std::vector<device>;
 
@@ -678,11 +604,9 @@ inline void synchronize(call_site where = call_site::current()) {
   detail::check(detail::backend::device_synchronize(), where);
 }
 
-/// @brief Waits for all work on every GPU that may have some: each device with a context, and
-/// the current one. A device this process never used has no context and so no work; it is
-/// skipped rather than initialised (on NVIDIA, initialising costs time and GPU memory on every
-/// rank of a multi-GPU job). Where the runtime cannot tell (AMD), every device is synchronised.
-/// The current device is left as it was; without a GPU there is nothing to wait for.
+/// @brief Waits for all work on the current device and each with a context; unused ones are not
+/// initialised (on NVIDIA that costs time and GPU memory on every rank of a multi-GPU job), save
+/// where the runtime cannot tell (AMD). The current device stays.
 /// @throws unimem::error carrying any asynchronous kernel error.
 inline void synchronize_all_devices(call_site where = call_site::current()) {
   const int n = device_count(where);
@@ -713,20 +637,15 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string version_text(bool drive
 #endif
 }  // namespace detail
 
-/// @brief The runtime's version as it reports it, e.g. "13.0" or "6.2.41133"; where the runtime
-/// cannot be asked (CUDA 11 without a driver or GPU), the version of the runtime this program
-/// links. For HIP on NVIDIA this is the CUDA runtime underneath HIP.
+/// @brief The runtime's version, e.g. "13.0" or "6.2.41133" (the CUDA runtime's under HIP on
+/// NVIDIA); where it cannot be asked (CUDA 11 without a driver or GPU), the linked runtime's.
 inline std::string runtime_version() { return detail::version_text(false); }
 
 /// @brief The driver's version, or "none" when no driver is installed.
 inline std::string driver_version() { return detail::version_text(true); }
 
 /// @brief A text report of the backend, versions and every GPU with its managed-memory
-/// capabilities and memory bus (width, clock, peak bandwidth); with no GPU it says so (and why)
-/// in one line.
-/// @code
-///   std::fputs(unimem::report().c_str(), stdout);
-/// @endcode
+/// capabilities and memory bus; with no GPU, one line saying so and why.
 UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string report()
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
@@ -780,5 +699,4 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string report()
 #else
     ;
 #endif
-
 UNIMEM_END_NAMESPACE

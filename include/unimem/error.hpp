@@ -1,6 +1,5 @@
 /// @file
-/// @brief unimem::error, what every failed GPU runtime call throws (as unimem::runtime_error, a
-/// std::runtime_error, or unimem::out_of_memory, a std::bad_alloc), and UNIMEM_CHECK for your
+/// @brief unimem::error, what every failed GPU runtime call throws, and UNIMEM_CHECK for your
 /// own runtime calls.
 #pragma once
 
@@ -15,7 +14,6 @@
 #include <stdexcept>
 
 UNIMEM_BEGIN_NAMESPACE
-
 /// @brief The runtime's own status type: hipError_t or cudaError_t.
 using native_status = detail::backend::status;
 
@@ -32,8 +30,7 @@ UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE fixed_text<1024> error_message(
   const char* name = detail::backend::error_name(code);
   const char* text = detail::backend::error_string(code);
   out.append(name).append(" (").append(static_cast<int>(code)).append(")");
-  if (name != nullptr && text != nullptr && std::strcmp(name, text) != 0) {
-    // some runtimes (HIP 5) describe a status by its name
+  if (name != nullptr && text != nullptr && std::strcmp(name, text) != 0) {  // HIP 5: the name
     out.append(": ").append(text);
   }
   out.append(" [").append(file).append(":").append(line).append("]");
@@ -51,11 +48,8 @@ UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE fixed_text<1024> error_message(
 }  // namespace detail
 
 namespace detail {
-
-/// Immutable, reference-counted strings kept back to back ("a\0b\0c\0"), for the parts of an
-/// error that must outlive the caller's buffers (the call's text, the file). Copying never
-/// throws or allocates, as an exception's copy must not; when the one allocation fails the
-/// parts read as empty strings.
+/// Immutable, reference-counted strings back to back ("a\0b\0c\0"). Copying never throws nor
+/// allocates; if the one allocation fails the parts read as "".
 class shared_parts {
  public:
   shared_parts() noexcept = default;
@@ -84,7 +78,6 @@ class shared_parts {
   }
   ~shared_parts() { release(); }
 
-  /// The k-th string (0, 1 or 2); "" when the allocation failed.
   [[nodiscard]] const char* part(int k) const noexcept {
     if (head_ == nullptr) return "";
     const char* p = chars();
@@ -109,42 +102,26 @@ class shared_parts {
   }
   header* head_ = nullptr;
 };
-
 }  // namespace detail
 
 /// @brief What every failed GPU runtime call throws: catch it as `const unimem::error&` for the
 /// native status, the failed call and the user's file:line.
 ///
-/// unimem::error is the interface of unimem's runtime failures, beside the standard exception
-/// each one also is (as Boost.Exception's `boost::exception` is mixed into standard
-/// exceptions):
-/// - out of memory (the runtime's out-of-memory status) throws unimem::out_of_memory, which is
-///   a `std::bad_alloc` (what the standard containers and RMM throw when memory runs out);
-/// - every other failure throws unimem::runtime_error, which is a `std::runtime_error` (what
-///   thrust, CCCL/cudax, cuda-api-wrappers and RMM throw for a failed runtime call);
-/// - unimem::mpi::error, a failed MPI call, is a `std::runtime_error` too.
-/// So `catch (const unimem::error&)`, `catch (const std::runtime_error&)` (all but out of
-/// memory), `catch (const std::bad_alloc&)` (out of memory) and `catch (const std::exception&)`
-/// (everything) each catch what they name. unimem::error itself cannot derive from
-/// std::runtime_error: out_of_memory would then hold two std::exception subobjects, and
-/// `catch (const std::exception&)` would not match it (a handler's class must be an
-/// unambiguous base, [except.handle]/3).
-///
-/// what() names the failed call as written, the status's name and number, the runtime's text,
-/// the file:line of the user's call into unimem (for UNIMEM_CHECK: of the check) and what
-/// unimem was doing, e.g. for an allocation that ran out of memory:
-/// "unimem: <the MallocManaged call> failed: <...ErrorOutOfMemory> (2): out of memory
-/// [main.cpp:12] (managed_buffer: 1099511627776 bytes)".
-/// When the machine has no usable GPU the message starts with "no GPU was found".
-///
-/// Copying an error never throws (the parts are shared, as std::runtime_error shares its
-/// message). Catch it by reference: the interface cannot be copied on its own.
+/// An interface mixed into a standard exception (as boost::exception): out of memory throws
+/// unimem::out_of_memory, a `std::bad_alloc`; other failures unimem::runtime_error (and
+/// unimem::mpi::error), a `std::runtime_error`. Why: docs/architecture.md, "Errors: unimem's
+/// interfaces beside the standard's classes". what() names the failed call, the status's name and
+/// number, the runtime's text, the user's file:line (for UNIMEM_CHECK: the check's) and what unimem
+/// was doing, e.g. "unimem: <the MallocManaged call> failed: <...ErrorOutOfMemory> (2): out of
+/// memory [main.cpp:12] (managed_buffer: 1099511627776 bytes)"; without a usable GPU it starts "no
+/// GPU was found". Copying never throws (the parts are shared). Catch by reference: the interface
+/// is abstract.
 class error {
  public:
-  /// @brief The whole message (see the class description).
+  /// @brief The whole message.
   [[nodiscard]] virtual const char* what() const noexcept = 0;
-  /// @brief The native status (hipError_t or cudaError_t). For a unimem::mpi::error, a failed
-  /// MPI call, the runtime's "unknown error" status (mpi::error::code() is MPI's code).
+  /// @brief The native status (hipError_t or cudaError_t); for a unimem::mpi::error, "unknown
+  /// error" (mpi::error::code() is MPI's code).
   [[nodiscard]] native_status code() const noexcept { return code_; }
   /// @brief The status's name, e.g. "cudaErrorInvalidConfiguration".
   [[nodiscard]] const char* code_name() const noexcept {
@@ -158,9 +135,8 @@ class error {
   [[nodiscard]] int line() const noexcept { return line_; }
   /// @brief True when the failure happened on a machine with no usable GPU or driver.
   [[nodiscard]] bool no_gpu() const noexcept { return no_gpu_; }
-  /// @brief True for a sticky error (a kernel fault such as an illegal address): the GPU
-  /// context is unusable, every later call fails the same way, and only a new process
-  /// recovers. Destructors of unimem objects stay safe (they never throw).
+  /// @brief A sticky error (a kernel fault, e.g. an illegal address): every later call fails the
+  /// same way and only a new process recovers; unimem's destructors stay safe.
   [[nodiscard]] bool sticky() const noexcept { return detail::backend::is_sticky(code_); }
 
  protected:
@@ -168,10 +144,8 @@ class error {
   error(native_status code, const char* call, const char* file, int line, bool no_gpu,
         const char* message = "") noexcept
       : parts_(call, file, message), code_(code), line_(line), no_gpu_(no_gpu) {}
-  /// @brief Copyable without allocating: the parts are shared (detail::shared_parts).
-  error(const error&) noexcept = default;
-  /// @brief Copy assignment, as the std exception classes have.
-  error& operator=(const error&) noexcept = default;
+  error(const error&) noexcept = default;  ///< Copies share the parts: no allocation.
+  error& operator=(const error&) noexcept = default;  ///< Copy assignment, as std exceptions.
   virtual ~error() = default;
   /// @brief The message kept by the constructor ("" when none was given).
   [[nodiscard]] const char* kept_message() const noexcept { return parts_.part(2); }
@@ -184,17 +158,11 @@ class error {
 };
 
 /// @brief A failed GPU runtime call other than out of memory: a `std::runtime_error` and a
-/// unimem::error (see there).
+/// unimem::error.
 class runtime_error : public std::runtime_error, public error {
  public:
-  /// @brief An error for a failed call; what() is composed from all the parts. unimem makes
-  /// these; your own code rarely needs to (UNIMEM_CHECK does it for your runtime calls).
-  /// @param code    the runtime's status
-  /// @param call    the call that failed, as written
-  /// @param file    source file of the call (the user's call into unimem)
-  /// @param line    source line of the call
-  /// @param context what unimem was doing, or empty
-  /// @param no_gpu  whether the machine has no usable GPU (changes the message)
+  /// @brief An error for a failed call; `context`: what unimem was doing, or empty; `no_gpu`: the
+  /// machine has no usable GPU. UNIMEM_CHECK makes these for your runtime calls.
   runtime_error(native_status code, const char* call, const char* file, int line,
                 const char* context = "", bool no_gpu = false)
       : std::runtime_error(detail::error_message(code, call, file, line, context, no_gpu).c_str()),
@@ -203,12 +171,7 @@ class runtime_error : public std::runtime_error, public error {
   [[nodiscard]] const char* what() const noexcept override { return std::runtime_error::what(); }
 };
 
-/// @brief The runtime ran out of memory: a `std::bad_alloc` and a unimem::error (see there).
-///
-/// Thrown for the runtime's out-of-memory status (an allocation of device, managed or pinned
-/// memory, or any call that reports it), so code written for the standard containers and for
-/// RMM (`catch (const std::bad_alloc&)`) catches it, and unimem's allocators meet the
-/// standard's Allocator requirement (allocate throws bad_alloc).
+/// @brief Out of memory, from any call: a `std::bad_alloc` (as Allocator requires) and an error.
 class out_of_memory : public std::bad_alloc, public error {
  public:
   /// @brief As runtime_error's constructor.
@@ -224,7 +187,6 @@ class out_of_memory : public std::bad_alloc, public error {
 };
 
 namespace detail {
-
 /// True when the runtime sees no usable GPU; never throws.
 inline bool no_gpu_present() noexcept {
   int n = 0;
@@ -232,8 +194,7 @@ inline bool no_gpu_present() noexcept {
   return r.code != backend::success || n == 0;
 }
 
-/// Throws the unimem::error for `status`: out_of_memory for the runtime's out-of-memory status,
-/// runtime_error for every other.
+/// Throws out_of_memory for the runtime's out-of-memory status, else runtime_error.
 [[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_status(native_status status,
                                                                         const char* call,
                                                                         call_site where,
@@ -263,7 +224,6 @@ inline bool no_gpu_present() noexcept {
     ;
 #endif
 
-/// Throws unimem::error when the call failed.
 inline void check(backend::result r, call_site where) {
   if (r.code != backend::success) throw_error(r, where);
 }
@@ -281,10 +241,9 @@ inline void check(backend::result r, call_site where) {
     ;
 #endif
 
-/// The answer of a stream or event query: false for "not ready", true for success; anything
-/// else throws. Where the runtime records "not ready" as the last error (HIP on AMD does), that
-/// record, and only that one, is cleared: an error the caller's own runtime calls left pending
-/// stays for the caller to read.
+/// A stream or event query's answer: false for "not ready", true for success, else throws.
+/// Where the runtime records "not ready" as the last error (HIP on AMD), only that is cleared:
+/// an error the caller's own calls left pending stays.
 inline bool query_ready(backend::result r, call_site where) {
   if (r.code == backend::error_not_ready) {
     backend::forget_if_last(r.code);
@@ -293,12 +252,10 @@ inline bool query_ready(backend::result r, call_site where) {
   check(r, where);
   return true;
 }
-
 }  // namespace detail
 UNIMEM_END_NAMESPACE
 
 /// @brief Checks a raw runtime call of your own: throws unimem::error when it fails.
-///
 /// @code
 ///   UNIMEM_CHECK(my_runtime_call(args));   // e.g. your own hip/cuda MemsetAsync
 /// @endcode

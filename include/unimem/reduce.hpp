@@ -1,6 +1,6 @@
 /// @file
-/// @brief Warp and block reductions, warp::reduce() and block::reduce() (device code only), with
-/// the operators plus and maximum; correct for any block size and any warp size.
+/// @brief warp::reduce() and block::reduce() (device code), with the operators plus and maximum;
+/// correct for any block and warp size.
 #pragma once
 
 #include "config.hpp"
@@ -8,7 +8,6 @@
 #include "warp.hpp"
 
 UNIMEM_BEGIN_NAMESPACE
-
 /// @brief a + b, the default reduction operator.
 struct plus {
   /// @brief a + b.
@@ -28,9 +27,7 @@ struct maximum {
 
 #if defined(UNIMEM_DEVICE_COMPILER)
 namespace warp {
-
-/// @brief The threads of the calling warp that exist in this block: a block whose size is not
-/// a multiple of the warp size has a last, partial warp.
+/// @brief The threads of the calling warp that exist (a block's last warp may be partial).
 __device__ inline int lanes_in_this_warp() {
   const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
   const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -54,16 +51,13 @@ __device__ inline T reduce(T v, Op op = {}) {
   }
   return v;
 }
-
 }  // namespace warp
 
 /// @brief Block-level code: reduce() over all threads of a block.
 namespace block {
-
-/// @brief Reduces v over all threads of the block with op (associative and commutative) and
-/// returns the result to every thread. Every thread of the block must call it; it
-/// synchronises the block (twice). Uses (1024 / warp::min_size) = 32 elements of static shared
-/// memory.
+/// @brief Reduces v over all threads of the block with op (associative and commutative); every
+/// thread must call it and gets the result. Synchronises the block twice; uses 32 (1024 /
+/// warp::min_size) elements of static shared memory.
 template <class T, class Op = plus>
 __device__ inline T reduce(T v, Op op = {}) {
   constexpr int max_warps = 1024 / warp::min_size;
@@ -94,8 +88,6 @@ __device__ inline T reduce(T v, Op op = {}) {
   __syncthreads();
   return result;
 }
-
 }  // namespace block
 #endif  // UNIMEM_DEVICE_COMPILER
-
 UNIMEM_END_NAMESPACE

@@ -8,8 +8,7 @@
 #define UNIMEM_VERSION_MINOR 2
 /// @brief The patch version number.
 #define UNIMEM_VERSION_PATCH 0
-/// @brief The version as one number, for comparisons in `#if`:
-/// major * 10000 + minor * 100 + patch
+/// @brief The version as one number for `#if`: major * 10000 + minor * 100 + patch.
 #define UNIMEM_VERSION \
   (UNIMEM_VERSION_MAJOR * 10000 + UNIMEM_VERSION_MINOR * 100 + UNIMEM_VERSION_PATCH)
 /// @brief The version as a string, "major.minor.patch".

@@ -1,29 +1,8 @@
-// unimem: portable warp-level code. The warp size of the target, a lane-mask type wide enough
-// for it, and shuffles and votes with one meaning on every backend: the CUDA *_sync forms on
-// NVIDIA (CUDA, or HIP on NVIDIA), the HIP forms on AMD, where a wavefront is 64 lanes on CDNA
-// (gfx9xx) and 32 on RDNA (gfx10xx-gfx12xx) unless compiled with -mwavefrontsize64.
-//
-// What is known at compile time, and what is not:
-//   warp::size()        device code, every compiler: the target's warp size. On AMD it is no
-//                       constant expression (clang >= 22, ROCm 7.2, no longer states the size at
-//                       compile time, and HIP's own warpSize is not constexpr there), but the
-//                       compiler folds it into a constant when it generates each target's code
-//                       (__AMDGCN_WAVEFRONT_SIZE where defined, else
-//                       __builtin_amdgcn_wavefrontsize()). On NVIDIA it is constexpr 32.
-//   warp::max_size      constexpr everywhere: 32 on NVIDIA, 64 on AMD. Sizes lane masks and
-//                       per-lane arrays.
-//   warp::min_size      constexpr everywhere: 32. Sizes per-warp arrays of a block (a block of
-//                       1024 threads has at most 1024 / 32 warps).
-//   warp::static_size   constexpr, where the compiler states the size: 32 on NVIDIA, the target's
-//                       size in an AMD device pass of clang <= 21, and max_size in the host pass
-//                       of an AMD build (which serves several targets: host code asks the device,
-//                       unimem::device::warp_size()). In an AMD device pass that cannot know the
-//                       size (clang >= 22), using it does not compile: unimem never guesses.
-//   UNIMEM_WARP_SIZE    defined exactly where warp::static_size is the target's size, for #if.
 /// @file
 /// @brief Portable warp-level code: the warp size, lane masks, shuffles and votes with one meaning
-/// on every backend (see the comment at the top of this header for what is known at compile
-/// time).
+/// on every backend (the CUDA *_sync forms on NVIDIA, the HIP forms on AMD, where a wavefront is
+/// 64 lanes on CDNA and 32 on RDNA unless compiled with -mwavefrontsize64). What is known at
+/// compile time: docs/porting.md, "The warp size on ROCm 7 and later".
 #pragma once
 
 #include "config.hpp"
@@ -34,13 +13,11 @@
 #include <type_traits>
 
 /// @def UNIMEM_WARP_SIZE
-/// @brief The target's warp size for `#if`, defined exactly where warp::static_size is the
-/// target's size: always on NVIDIA (32); on AMD only in a device pass whose compiler states
-/// the size (clang <= 21). Test it with `#ifdef` first.
+/// @brief The target's warp size for `#if`, defined exactly where warp::static_size is it:
+/// always on NVIDIA (32); on AMD only in a device pass of clang <= 21. Test `#ifdef` first.
 
 #if defined(UNIMEM_DETAIL_HIP_AMD)
-// Read once, here: clang 21 marks the macro deprecated (clang 22 removed it), and a plain number
-// keeps UNIMEM_WARP_SIZE usable in #if without that warning at every use.
+// Read once, here: clang 21 deprecates the macro (22 removed it); a plain number keeps #if quiet.
 #if defined(__HIP_DEVICE_COMPILE__)  // clang's device pass: the only place the size is known
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wdeprecated-pragma"
@@ -60,23 +37,20 @@
 UNIMEM_BEGIN_NAMESPACE
 /// @brief Warp-level code: the warp size, lane masks, shuffles, votes and reduce() (reduce.hpp).
 namespace warp {
-
 #if defined(UNIMEM_DETAIL_HIP_AMD)
 /// @brief A set of lanes, one bit per lane: 64 bits on AMD (a wave32 target uses the low half).
 using lane_mask_t = std::uint64_t;
-/// @brief The largest warp size of this backend's targets: 64 on AMD.
-inline constexpr int max_size = 64;
+inline constexpr int max_size = 64;  ///< The largest warp size of this backend's targets.
 #else
-/// @brief A set of lanes, one bit per lane: std::uint32_t on NVIDIA (std::uint64_t on AMD,
-/// where a wave32 target uses the low half).
+/// @brief A set of lanes, one bit per lane: 32 bits on NVIDIA (64 on AMD).
 using lane_mask_t = std::uint32_t;
-/// @brief The largest warp size of this backend's targets: 32 on NVIDIA (64 on AMD).
+/// @brief The largest warp size of this backend's targets (32; 64 on AMD): sizes lane masks and
+/// per-lane arrays.
 inline constexpr int max_size = 32;
 #endif
-/// @brief The smallest warp size of any target: 32.
+/// @brief The smallest warp size of any target, 32: sizes per-warp arrays of a block.
 inline constexpr int min_size = 32;
-/// @brief Every lane of a warp: all bits set. Lanes a target does not have (the high half on a
-/// wave32 AMD target) never take part, so the mask is right for every target.
+/// @brief Every lane: all bits set (lanes a target lacks never take part, so right everywhere).
 inline constexpr lane_mask_t full_mask = ~lane_mask_t{0};
 
 /// @brief The lanes 0 .. n - 1 (every lane for n >= the mask's width; none for n <= 0).
@@ -88,8 +62,7 @@ UNIMEM_HOST_DEVICE constexpr lane_mask_t first_lanes(int n) noexcept {
 }
 
 namespace detail {
-/// What warp::static_size is in an AMD device pass whose compiler does not state the warp size:
-/// any use as a number fails to compile with this message.
+/// warp::static_size where an AMD device pass cannot know the size: using it does not compile.
 struct unknown_static_size {
   template <class T, std::enable_if_t<std::is_arithmetic<T>::value, int> = 0>
   constexpr operator T() const noexcept {  // NOLINT
@@ -105,21 +78,21 @@ struct unknown_static_size {
 }  // namespace detail
 
 #if defined(UNIMEM_WARP_SIZE)
-/// @brief The target's warp size as a constant expression (see the top of this file).
+/// @brief The target's warp size as a constant expression where the compiler states it (NVIDIA;
+/// AMD device passes of clang <= 21; an AMD host pass serves several targets: max_size). Under
+/// clang >= 22 using it does not compile (ask warp::size()): unimem never guesses.
 inline constexpr int static_size = UNIMEM_WARP_SIZE;
 #elif defined(__HIP_DEVICE_COMPILE__)
 inline constexpr detail::unknown_static_size static_size{};
 #else
-// The host pass of an AMD build: device code is only checked here, never run.
 inline constexpr int static_size = max_size;
 #endif
 
 #if defined(UNIMEM_DEVICE_COMPILER)
 
 #if defined(UNIMEM_DETAIL_HIP_AMD)
-/// @brief The warp size of the target being compiled: 32 or 64. Not a constant expression on
-/// AMD (the same in every compiler pass; use static_size for that), but a constant in the
-/// generated code: the compiler folds it for each target.
+/// @brief The warp size of the target being compiled, 32 or 64: no constant expression on AMD
+/// (clang >= 22 does not state it), but folded to a constant in each target's generated code.
 __device__ inline int size() noexcept {
 #if defined(UNIMEM_WARP_SIZE)
   return UNIMEM_WARP_SIZE;
@@ -130,8 +103,7 @@ __device__ inline int size() noexcept {
 #endif
 }
 #else
-/// @brief The warp size of the target being compiled: constexpr 32 on NVIDIA (on AMD 32 or
-/// 64, a constant in the generated code but not a constant expression).
+/// @brief The warp size of the target being compiled: constexpr 32 on NVIDIA.
 __host__ __device__ constexpr int size() noexcept { return 32; }
 #endif
 
@@ -143,14 +115,12 @@ __device__ inline int lane_id() {
 }
 
 namespace detail {
-
 template <class T>
 constexpr bool native_shuffle =
     std::is_same<T, int>::value || std::is_same<T, unsigned>::value ||
     std::is_same<T, long long>::value || std::is_same<T, unsigned long long>::value ||
     std::is_same<T, float>::value || std::is_same<T, double>::value;
 
-// One shuffle primitive per kind, on one 32-bit word or a native type.
 enum class kind { idx, up, down, bfly };
 
 template <kind K, class T>
@@ -185,11 +155,10 @@ __device__ inline T shuffle(T v, int arg, int width, lane_mask_t mask) {
     return out;
   }
 }
-
 }  // namespace detail
 
-/// @brief The value of `v` held by lane `src_lane` (of this thread's `width`-lane segment).
-/// All lanes in `mask` must call it; `width` is a power of two up to size().
+/// @brief `v` of lane `src_lane` of this thread's `width`-lane segment (a power of two up to
+/// size()). All lanes in `mask` must call it, as every shuffle and vote.
 template <class T>
 __device__ inline T shfl(T v, int src_lane, int width = size(), lane_mask_t mask = full_mask) {
   return detail::shuffle<detail::kind::idx>(v, src_lane, width, mask);
@@ -199,7 +168,7 @@ template <class T>
 __device__ inline T shfl_up(T v, unsigned delta, int width = size(), lane_mask_t mask = full_mask) {
   return detail::shuffle<detail::kind::up>(v, static_cast<int>(delta), width, mask);
 }
-/// @brief The value of lane (lane + delta); lanes whose source is past the segment keep their own.
+/// @brief The value of lane (lane + delta); lanes whose source is past the segment keep theirs.
 template <class T>
 __device__ inline T shfl_down(T v, unsigned delta, int width = size(), lane_mask_t mask = full_mask) {
   return detail::shuffle<detail::kind::down>(v, static_cast<int>(delta), width, mask);
@@ -237,6 +206,5 @@ __device__ inline bool all(bool pred, lane_mask_t mask = full_mask) {
 }
 
 #endif  // UNIMEM_DEVICE_COMPILER
-
 }  // namespace warp
 UNIMEM_END_NAMESPACE

@@ -1,22 +1,12 @@
-// unimem: what the host has done to managed memory since a given moment, so that a buffer's
-// placement record (placement_record.hpp) stops holding only for the parts the host took.
-// Not a public header; runtime-free (Linux system calls, no hip*/cuda* names).
-//
-// The process keeps one log of numbered entries, each a span of addresses the host may have
-// taken from the GPUs. A record remembers the newest entry's number; a tagged launch moves back
-// only the spans of its buffer logged since. Two signals feed the log:
-// - uvm_events: the NVIDIA UVM driver writes an event with its address for every CPU fault on
-//   managed memory (none for ordinary memory) into a queue in this process's memory, before the
-//   faulting access completes; each logs its 2 MiB VA block (a CPU fault moves pages within one
-//   block). Measured on the H200 (scripts/probes/uvm_tools.cu): checking the queue costs 0.5 ns
-//   (getrusage 421 ns); a CPU fault costs the same with the tracker as without.
-// - page_faults, where the driver's tools interface is missing (AMD, other drivers), refuses or
-//   is turned off (UNIMEM_HOST_ACCESS=page-faults): the process's page-fault count. Taking a
-//   managed page back from a GPU is a fault, so any change of it logs an entry covering all.
-// The log is a memfd that every copy of unimem in the process (shared libraries with hidden
-// visibility, Python modules) finds in /proc/self/fd: one tracker, one log, announce()s seen by
-// all. A wrong belief costs speed, never data: managed memory stays coherent, and a page the
-// log misses comes back by a GPU fault. Off Linux, no log.
+// unimem (internal, runtime-free): a log of numbered spans the host may have taken from the GPUs,
+// so a placement record (placement_record.hpp) keeps the newest number and a tagged launch moves
+// back only its buffer's spans logged since. Signals: uvm_events, where the NVIDIA UVM driver
+// queues an event in our memory for each CPU fault on managed memory before the access completes
+// (logged as its 2 MiB VA block, the unit a CPU fault moves; on the H200 a queue check costs
+// 0.5 ns, getrusage 421 ns, a CPU fault no more: scripts/probes/uvm_tools.cu); else page_faults
+// (AMD, refused, or UNIMEM_HOST_ACCESS=page-faults): any change of the process's fault count logs
+// everything. The log is a memfd every copy of unimem finds in /proc/self/fd. A wrong belief costs
+// speed, never data: a page the log misses comes back by a GPU fault. Off Linux, no log.
 #pragma once
 
 #include "../config.hpp"
@@ -40,9 +30,8 @@
 
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
-
-/// The page faults the process has taken, minor and major, in every thread (getrusage). Where
-/// the operating system has no such count, a number that changes at every call.
+/// The process's page faults, minor and major (getrusage); elsewhere a number that changes at
+/// every call.
 inline std::uint64_t host_faults() noexcept {
 #if defined(UNIMEM_DETAIL_HOST_ACCESS_LOG)
   rusage r{};
@@ -54,8 +43,7 @@ inline std::uint64_t host_faults() noexcept {
 #endif
 }
 
-/// Takes one page fault on purpose (writes a fresh page), which every copy of unimem on the
-/// page_faults signal sees. A few microseconds.
+/// Takes one page fault on purpose (a few microseconds), which every copy on page_faults sees.
 inline void fault_on_purpose() noexcept {
 #if defined(UNIMEM_DETAIL_HOST_ACCESS_LOG)
   void* p = mmap(nullptr, 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -66,22 +54,19 @@ inline void fault_on_purpose() noexcept {
 }
 
 namespace host_access {
-
-/// Where the log learns what the host touched.
-enum class signal : int {
+enum class signal : int {  // where the log learns what the host touched
   undecided = 0,    // not looked yet (the first placement decides)
   uvm_events = 1,   // the UVM driver's CPU-fault events: exact, per 2 MiB block
   page_faults = 2,  // the process's page-fault count: any fault may have touched anything
 };
 
-/// "uvm-events", "page-faults" or "undecided".
 inline const char* to_string(signal s) noexcept {
   return s == signal::uvm_events    ? "uvm-events"
          : s == signal::page_faults ? "page-faults"
                                     : "undecided";
 }
 
-/// The unit a host touch is logged in: the UVM driver's VA block, aligned in the address space.
+/// The unit a host touch is logged in: the UVM driver's (aligned) VA block.
 constexpr std::uintptr_t block_bytes = std::uintptr_t{1} << 21;
 
 /// A span of addresses [lo, hi). `announced`: unimem moved or re-advised it without a record
@@ -94,8 +79,7 @@ constexpr std::uint32_t queue_capacity = 4096;  // driver events between two loo
 constexpr std::uint64_t layout_id = 0x756e696d656d0002;  // "unimem", layout 2
 constexpr std::uint64_t retry_faults = 1024;             // see decide()
 
-/// The driver's control page of an event queue (uvm_types.h: UvmToolsEventControlData).
-struct uvm_control {
+struct uvm_control {  // the driver's queue control page (uvm_types.h: UvmToolsEventControlData)
   volatile std::uint32_t get_ahead, get_behind, put_ahead, put_behind;
   volatile std::uint64_t dropped[64];
 };
@@ -118,9 +102,8 @@ struct region {
   alignas(4096) char queue[queue_capacity * 72];  // entries of 72 bytes (queue version 2) or 64
 };
 
-/// Appends [lo, hi) as the newest entry (the caller holds the lock), unless a touch that entry
-/// `merge_after` (the newest when the caller took the lock: a record may remember any entry
-/// returned before) or a later one covers already.
+/// Appends [lo, hi) as the newest entry (under the lock), unless a touch after entry
+/// `merge_after` (the newest when the caller locked: records may hold older ones) covers it.
 inline void append(region* r, std::uintptr_t lo, std::uintptr_t hi, bool announced,
                    std::uint64_t merge_after = ~std::uint64_t{0}) noexcept {
   const std::uint64_t n = r->newest.load();
@@ -132,13 +115,12 @@ inline void append(region* r, std::uintptr_t lo, std::uintptr_t hi, bool announc
   r->newest.store(n + 1);
 }
 
-/// Why attach_uvm_events() gave no tracker: no /dev/nvidia-uvm-tools (or not allowed); no
-/// /dev/nvidia-uvm descriptor yet (the runtime opens one when it starts); every one refused.
+/// Why attach_uvm_events() gave no tracker: no usable /dev/nvidia-uvm-tools; no /dev/nvidia-uvm
+/// descriptor yet (the runtime opens one at start); every one refused.
 constexpr int no_tools = -1, no_uvm_fd_yet = -2, refused = -3;
 
 #if defined(UNIMEM_DETAIL_HOST_ACCESS_LOG)
-/// Up to `max` of the process's descriptors whose /proc/self/fd link reads `target`, lowest
-/// first (the kernel lists them in order); returns how many.
+/// Up to `max` of the process's descriptors linked to `target`, lowest first; returns how many.
 inline int fds_to(const char* target, int* out, int max) noexcept {
   DIR* d = opendir("/proc/self/fd");
   if (d == nullptr) return 0;
@@ -154,22 +136,20 @@ inline int fds_to(const char* target, int* out, int max) noexcept {
   return n;
 }
 
-/// The lowest descriptor of the process's log memfd, or -1.
 inline int find_region_fd() noexcept {
   int fd = -1;
   return fds_to("/memfd:unimem-host-access-2 (deleted)", &fd, 1) == 1 ? fd : -1;
 }
 
-/// Maps a region: the memfd `fd`, or zero-filled private memory where fd < 0. Null on failure.
+/// Maps the memfd `fd`, or zero-filled private memory where fd < 0. Null on failure.
 inline region* map_region(int fd) noexcept {
   void* p = mmap(nullptr, sizeof(region), PROT_READ | PROT_WRITE,
                  fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED, fd, 0);
   return p == MAP_FAILED ? nullptr : static_cast<region*>(p);
 }
 
-/// The region every copy of unimem in the process shares, made by the first to look (a memfd
-/// open for the life of the process; two copies making one at once both keep the lowest), else
-/// a private one.
+/// The region every copy of unimem shares, made by the first to look (two making one at once
+/// both keep the lowest memfd), else a private one.
 UNIMEM_DETAIL_OUTLINE region* make_region() noexcept
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
@@ -204,8 +184,8 @@ UNIMEM_DETAIL_OUTLINE region* make_region() noexcept
     ;
 #endif
 
-/// The driver's tools interface (/dev/nvidia-uvm-tools, the one CUPTI uses; private: ioctl
-/// numbers and layouts as the open kernel module's uvm_ioctl.h and uvm_types.h declare them).
+/// /dev/nvidia-uvm-tools, as CUPTI uses it (private: the open kernel module's uvm_ioctl.h and
+/// uvm_types.h declare the ioctls and layouts).
 namespace uvm {
 struct init_params {  // UVM_TOOLS_INIT_EVENT_TRACKER(_V2)_PARAMS
   std::uint64_t queue_buffer, queue_buffer_size, control_buffer;  // size: entries, a power of 2
@@ -218,15 +198,13 @@ struct flags_params { std::uint64_t flags; std::uint32_t status; };
 constexpr unsigned long init_v1 = 56, enable_events = 58, enable_counters = 60, init_v2 = 76;
 constexpr unsigned char cpu_fault = 1;  // UvmEventTypeCpuFault: entry type at byte 0, address at 8
 
-/// One ioctl on a tools descriptor; true where the driver answered NV_OK.
 template <class P>
 bool call(int tools, unsigned long request, P& params) noexcept {
   return ioctl(tools, request, &params) == 0 && params.status == 0;
 }
 
-/// Tries init(tools, uvm_fd) with a fresh tools descriptor for each of the process's
-/// /dev/nvidia-uvm descriptors (the runtime opens one for its va space, which the driver
-/// accepts, and one for its mm, which it refuses): the first accepted, or why none.
+/// Tries init(tools, uvm_fd) with a fresh tools descriptor per /dev/nvidia-uvm descriptor (the
+/// driver accepts the runtime's va-space one, refuses its mm one): the first accepted, or why none.
 template <class F>
 int open_tools(F&& init) noexcept {
   int uvm_fds[8];
@@ -243,8 +221,8 @@ int open_tools(F&& init) noexcept {
 }
 }  // namespace uvm
 
-/// Reads the driver's new events into the log (the caller holds the lock). An event of an
-/// unknown kind, or events the driver dropped (the queue was full), log everything.
+/// Reads the driver's new events into the log (under the lock); an unknown event, or events
+/// dropped (queue full), log everything.
 inline void drain(region* r) noexcept {
   uvm_control& c = r->control;
   const std::uint32_t put = __atomic_load_n(&c.put_behind, __ATOMIC_ACQUIRE) % queue_capacity;
@@ -266,8 +244,8 @@ inline void drain(region* r) noexcept {
   }
 }
 
-/// Attaches a queue of CPU-fault events to the process's UVM va space (the caller holds the
-/// lock): the tracker's descriptor, or why none (no_tools, no_uvm_fd_yet, refused).
+/// Attaches a CPU-fault event queue to the process's UVM va space (under the lock): the
+/// tracker's descriptor, or why none.
 UNIMEM_DETAIL_OUTLINE int attach_uvm_events(region* r) noexcept
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
@@ -296,24 +274,21 @@ inline region* make_region() noexcept { return nullptr; }  // off Linux: no log
 inline int attach_uvm_events(region*) noexcept { return no_tools; }
 #endif  // UNIMEM_DETAIL_HOST_ACCESS_LOG
 
-/// The process's log (null where no memory could be mapped for it).
 inline region* the_region() noexcept {
   static region* const r = make_region();
   return r;
 }
 
-/// Uses signal s from now on, as if nothing were known of the past (the caller holds the lock).
+/// Uses signal s from now on, as if nothing were known of the past (under the lock).
 inline void switch_to(region* r, signal s) noexcept {
   r->faults_seen.store(host_faults());
   append(r, 0, everywhere, false);
   r->source.store(static_cast<int>(s));
 }
 
-/// Takes in new page faults (the caller holds the lock; r is not on uvm_events): any page may
-/// have been touched (at the first look: before). Tries attach() at the first look where the
-/// log is shared and UNIMEM_HOST_ACCESS allows; where the process had no UVM descriptor then
-/// (before the runtime started), again after each retry_faults more faults (the runtime's start
-/// takes thousands): a try costs less than those (200 us against 3.6 ms in a 2-core VM).
+/// Takes in new page faults (under the lock; not on uvm_events). Tries attach() at the first look
+/// where the log is shared and UNIMEM_HOST_ACCESS allows; without a UVM descriptor yet, again every
+/// retry_faults faults (a runtime start takes thousands; a try costs 200 us to their 3.6 ms).
 inline void decide(region* r, int (*attach)(region*)) noexcept {
   const std::uint64_t f = host_faults();
   if (f == r->faults_seen.load()) return;
@@ -328,9 +303,8 @@ inline void decide(region* r, int (*attach)(region*)) noexcept {
   if (tracker >= 0) switch_to(r, signal::uvm_events);
 }
 
-/// The number of the newest entry, after taking in what the host did up to now: what a record
-/// made now remembers. One load while nothing happened (uvm_events), or one getrusage; where
-/// nothing is logged, a number that changes at every call. Tests may give r and attach().
+/// The newest entry's number after taking in the host's doings (what a record made now keeps):
+/// one load (uvm_events) or one getrusage while nothing happened. Tests may give r and attach().
 inline std::uint64_t now(region* r = the_region(),
                          int (*attach)(region*) = attach_uvm_events) noexcept {
   if (r == nullptr) return host_faults();
@@ -357,8 +331,7 @@ inline signal source() noexcept {
 }
 
 /// Says that unimem moved or re-advised [p, p + bytes) without a record: every record meeting it,
-/// in every copy of unimem, places its whole buffer again (its mapping may have changed). Where
-/// the log is private, also faults on purpose, which copies on the page_faults signal see.
+/// in every copy, places its whole buffer again. A private log also faults on purpose.
 inline void announce(const void* p, std::size_t bytes) noexcept {
   region* r = the_region();
   if (r != nullptr) {
@@ -369,10 +342,9 @@ inline void announce(const void* p, std::size_t bytes) noexcept {
   if (r == nullptr || r->shared == 0) fault_on_purpose();
 }
 
-/// What of [lo, hi) the log holds after entry `since` up to `upto`, as sorted spans merged
-/// across gaps of up to `merge_gap` bytes: their number (0: the host touched nothing there), or
-/// -1 when the whole range must be placed again (the log no longer reaches back to `since`, an
-/// entry covers everything or was announced, or more than `max` spans remain).
+/// What of [lo, hi) the log holds in entries (since, upto], as sorted spans merged across gaps
+/// up to `merge_gap`: their number, or -1 to place the whole range again (the log no longer
+/// reaches `since`, an entry covers everything or was announced, or over `max` spans remain).
 inline int touched_in(region* r, std::uint64_t since, std::uint64_t upto, std::uintptr_t lo,
                       std::uintptr_t hi, std::uintptr_t merge_gap, span* out, int max) noexcept {
   if (r == nullptr || upto < since || upto - since >= log_capacity) return -1;
@@ -404,8 +376,7 @@ inline int touched_since(std::uint64_t since, std::uint64_t upto, std::uintptr_t
   return touched_in(the_region(), since, upto, lo, hi, merge_gap, out, max);
 }
 
-/// Test hook: makes the process use s from now on, as if nothing were known of the past; false
-/// for uvm_events where no tracker is attached (page_faults then lasts until one attaches).
+/// Test hook: switch_to(s); false for uvm_events without a tracker (page_faults then lasts).
 inline bool use_signal_for_testing(signal s) noexcept {
   region* r = the_region();
   if (r == nullptr || s == signal::undecided) return false;
@@ -415,7 +386,6 @@ inline bool use_signal_for_testing(signal s) noexcept {
   switch_to(r, s);
   return true;
 }
-
 }  // namespace host_access
 }  // namespace detail
 UNIMEM_END_NAMESPACE

@@ -1,9 +1,6 @@
 /// @file
-/// @brief Access tags for launch(): in(), out() and inout() say how a kernel uses a range, and
-/// launch() places the tagged ranges on the launching device before the kernel. Each is written
-/// once over anything that gives a view (kernel_argument.hpp): a view, a unimem buffer,
-/// managed_vector or a container that opted in through unimem_view. Runtime-free: a tag only
-/// records the range and how the kernel uses it; launch() acts on it.
+/// @brief Access tags in(), out(), inout(): how a kernel uses a range, which launch() places on
+/// its device first. Runtime-free: a tag only records; launch() acts.
 #pragma once
 
 #include "config.hpp"
@@ -12,10 +9,8 @@
 
 #include <type_traits>
 
-// The hook through which a buffer that keeps a placement record (managed_buffer, pool_buffer)
-// hands it to the tags and the placement calls, as a hidden friend; null for other ranges.
-// Called from outside unimem, where argument-dependent lookup alone finds it (as unimem_view,
-// kernel_argument.hpp).
+// The hidden-friend hook through which managed_buffer and pool_buffer hand their placement
+// record to tags and placement calls (null otherwise); outside unimem so that ADL alone finds it.
 namespace unimem_detail_adl {
 template <class C>
 constexpr auto record_hook(const C& c, int) noexcept
@@ -32,27 +27,20 @@ UNIMEM_BEGIN_NAMESPACE
 enum class access_mode {
   /// Read only: prefetched; reaches the kernel as const T* or view<const T>.
   in,
-  /// Every element is overwritten and the old contents are not needed. Placed as inout is: a
-  /// discarding prefetch is not used, since no runtime query can tell whether part of a range
-  /// has read-mostly advice, where the CUDA 13 driver loses the kernel's writes after a discard
-  /// (docs/architecture.md, "Placement records").
+  /// Every element is overwritten. Placed as inout: no discarding prefetch, since no query tells
+  /// whether part of a range is read-mostly, where CUDA 13 loses the kernel's writes after one.
   out,
   /// Read and written: prefetched.
   inout,
 };
 
-/// @brief Where a range's pages are while GPUs use it: the second argument of in(), out() and
-/// inout(), and of set_intent() (placement.hpp).
+/// @brief Where a range's pages are while GPUs use it (in(), out(), inout(), set_intent()).
 enum class intent {
   /// The pages move to the GPU that runs the kernel (prefetched before it, in stream order):
-  /// best when the kernel touches the data more than once, or when it stays on the GPU.
+  /// best when the kernel touches the data more than once, or it stays on the GPU.
   move,
-  /// The pages stay in host memory (preferred location: the host) and the GPU reads and writes
-  /// them there over the bus (accessed-by advice for the launching GPU): nothing is migrated,
-  /// neither before the kernel nor back to the CPU afterwards. Best for data the kernel streams
-  /// through once and the CPU writes before or reads after. unimem gives the advice where the
-  /// runtime says it is missing (a buffer's placement record skips even that once it is given);
-  /// tagging the range intent::move, or set_intent(v, intent::move), undoes it.
+  /// The pages stay in host memory, the GPU accesses them over the bus: best for data a kernel
+  /// streams through once and the CPU writes or reads. Undone by intent::move (tag, set_intent).
   map,
 };
 /// @brief intent::move.
@@ -63,9 +51,8 @@ enum class intent {
 [[deprecated("use unimem::intent::map")]] inline constexpr intent mapped = intent::map;
 
 namespace detail {
-/// What a tag asks of its range's placement: follow the range's intent (set by an earlier tag or
-/// set_intent(); move when none), or switch it to move or map. plain is not a tag's: the
-/// placement calls (prefetch(), first touch) move the whole range and leave its intent alone.
+/// A tag follows the range's intent (move when none set) or switches it; plain (prefetch(),
+/// first touch) moves the whole range and leaves its intent alone.
 enum class intent_choice : unsigned char { follow, move, map, plain };
 constexpr intent_choice choice(intent i) noexcept {
   return i == intent::map ? intent_choice::map : intent_choice::move;
@@ -79,8 +66,7 @@ struct access_tag {
   view<T> range;  ///< the tagged elements
   /// follow: the range's current intent; else the intent the tag sets
   detail::intent_choice how = detail::intent_choice::follow;
-  /// where the range is all of a buffer that keeps a placement record: the record (its launch
-  /// then places the range only where it is not already; null for views)
+  /// the placement record of the buffer the range is all of (null for views)
   detail::placement_record* record = nullptr;
 };
 
@@ -96,13 +82,11 @@ struct is_access_tag : std::false_type {};
 template <class T, access_mode M>
 struct is_access_tag<access_tag<T, M>> : std::true_type {};
 
-/// Enables a tag or a placement call for R: a view, or a container that opted in through
-/// unimem_view (kernel_argument.hpp).
+/// Enables a tag or a placement call for R: a view, or an opted-in container.
 template <class R>
 using if_range = std::enable_if_t<viewable_v<std::remove_reference_t<R>>, int>;
 
-/// Whether memory kind K (void: the range declares none) can move, or stays on a GPU (device
-/// memory: kernels reach it, the CPU does not, it never moves; a tag over it places nothing).
+/// Whether memory kind K (void: none declared) can move, or stays on a GPU (device memory).
 template <class K>
 inline constexpr bool kind_migrates = K::migrates;
 template <>
@@ -112,10 +96,7 @@ inline constexpr bool stays_on_gpu = !K::migrates && K::device_accessible && !K:
 template <>
 inline constexpr bool stays_on_gpu<void> = false;
 
-/// The tag of mode M over r (R as the caller named it: a view, or an lvalue container) with
-/// intent `how`: an access_tag carrying r's placement record; for memory that stays on a GPU
-/// (a device_buffer) the view itself, which launch() passes as the untagged buffer: nothing to
-/// place, no runtime call, no record.
+/// The tag of mode M over r with intent `how`; for memory that stays on a GPU, the bare view.
 template <access_mode M, class R>
 auto tag(std::remove_reference_t<R>& r, intent_choice how) noexcept {
   using C = std::remove_cv_t<std::remove_reference_t<R>>;
@@ -142,17 +123,12 @@ auto tag(std::remove_reference_t<R>& r, intent_choice how) noexcept {
 }
 }  // namespace detail
 
-/// @brief Tags a range the kernel only reads: a view (by value: a temporary view owns nothing),
-/// or a named buffer, managed_vector or opted-in container (a temporary one is refused at
-/// compile time: it would be freed before the kernel runs).
-///
-/// A tag over device memory (a device_buffer) places nothing, since that memory never moves:
-/// it is the buffer's view, passed as the untagged buffer would be, with no runtime call. So
-/// one launch line serves a build over managed_buffer and one over device_buffer:
+/// @brief Tags a range the kernel only reads: a view, or a named container (a temporary is
+/// refused: freed before the kernel runs). Over device memory (device_buffer) the tag is the
+/// view, no runtime call; pinned memory is refused at compile time (pass it untagged).
 /// @code
 ///   unimem::launch(triad, cfg, unimem::out(a), unimem::in(b), unimem::in(c), scalar, n);
 /// @endcode
-/// Pinned memory (pinned_buffer) is refused at compile time: pass it untagged.
 template <class R, detail::if_range<R> = 0>
 auto in(R&& r) noexcept {
   return detail::tag<access_mode::in, R>(r, detail::intent_choice::follow);
@@ -172,9 +148,8 @@ template <class R, detail::if_range<R> = 0>
 auto in(R&& r, intent i) noexcept {
   return detail::tag<access_mode::in, R>(r, detail::choice(i));
 }
-/// @brief out(r), with the range's intent set to i for this launch and after it (see intent).
-/// out(c, intent::map): the kernel writes the results straight into host memory, where the CPU
-/// reads them with no migration back.
+/// @brief out(r), with the range's intent set to i (see intent). out(c, intent::map): the
+/// kernel writes results straight into host memory, read by the CPU with no migration back.
 template <class R, detail::if_range<R> = 0>
 auto out(R&& r, intent i) noexcept {
   return detail::tag<access_mode::out, R>(r, detail::choice(i));

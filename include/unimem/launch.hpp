@@ -1,6 +1,6 @@
 /// @file
-/// @brief launch(), a kernel launch whose arguments are checked against the kernel's parameters at
-/// compile time. It knows no buffer type: containers reach kernels through the unimem_view hook.
+/// @brief launch(), a kernel launch whose arguments are checked against the kernel's parameters
+/// at compile time.
 #pragma once
 
 #include "access.hpp"
@@ -24,15 +24,13 @@
 UNIMEM_BEGIN_NAMESPACE
 
 namespace detail {
-
 template <class Text>
 Text& append_dims(Text& t, const dims& d) {
   t.append("(").append(d.x).append(", ").append(d.y).append(", ").append(d.z).append(")");
   return t;
 }
 
-/// A launch_config with the place of the launch() call that uses it: launch() takes this, so
-/// that the implicit conversion records the user's file and line.
+/// A launch_config with the user's file and line, recorded by launch()'s implicit conversion.
 struct located_config {
   launch_config cfg;
   call_site where;
@@ -82,8 +80,7 @@ void launch_parameters(void (*kernel)(Params...), const launch_config& cfg, call
   if (r.code != backend::success) throw_launch_error(r, cfg, where);
 }
 
-/// The launching device of cfg (see launch()): `id` becomes it; where it is not the current
-/// device it is made current, and `restore` is armed to make the current one current again.
+/// Sets `id` to cfg's launching device, made current (and `restore` armed) where it is not.
 UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void choose_launch_device(const launch_config& cfg,
                                                                        call_site where, int& id,
                                                                        device_restore& restore)
@@ -103,14 +100,11 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void choose_launch_device(const lau
     ;
 #endif
 
-/// The device a launch runs on (see launch()), made current for the launch where it is not,
-/// and the current device restored afterwards (never throwing). Out of the launch template:
-/// one copy per program instead of one per kernel signature.
+/// The launch's device, current for it and restored after; one copy per program, not per kernel.
 class launch_device {
  public:
   launch_device(const launch_config& cfg, bool tagged, call_site where) {
-    // Neither a named device, nor tags, nor a stream that knows its device: the runtime's own
-    // choice (the current device), with no query.
+    // No named device, tags or stream that knows its device: the current one, no query.
     if (cfg.names_device() || tagged || cfg.stream.knows_device()) {
       choose_launch_device(cfg, where, id, restore_);
     }
@@ -137,12 +131,7 @@ void collect_tag(placement_range*& next, const Arg& a) noexcept {
   }
 }
 
-/// Places the tagged ranges on `device` (the current device), on stream s, in stream order
-/// before the kernel, through the one placement path (placement.hpp): a range whose record says
-/// it is there already costs nothing, and of one the host touched since only the touched spans
-/// move, beside the kernel (a few of them kept in `later`, for after the launch); the others
-/// are moved there, or mapped for it where their intent says so. The same range tagged twice
-/// (in(b), inout(b)) is placed once, with the first intent a tag names.
+/// Places the tagged ranges on `device` via place(); one tagged twice once, with the first intent.
 template <std::size_t N>
 void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, call_site where,
                       touched_later& later) {
@@ -155,9 +144,7 @@ void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, ca
     }
     if (!repeated) ranges[count++] = ranges[i];
   }
-  // A view has no memory kind: one over device memory (it never moves) places nothing, as a
-  // device_buffer's tag does. Asked of views only (a buffer's tag carries its record), at one
-  // pointer query a view, beside the prefetch a view's tag costs anyway.
+  // A view over device memory places nothing (one pointer query, beside a view tag's prefetch).
   std::size_t kept = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const bool device_memory = ranges[i].record == nullptr && ranges[i].bytes != 0 &&
@@ -167,36 +154,20 @@ void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, ca
   (void)place(ranges, kept, location::device(device), s, "unimem::launch (access tags)", where,
               true, &later);
 }
-
 }  // namespace detail
 
 /// @brief Launches an ordinary `__global__` kernel on cfg.stream.
 ///
-/// Each argument is checked at compile time against the kernel's parameter list:
-/// a `managed_buffer<T>&` becomes `T*` (or `view<T>` where the parameter is a view), a
-/// `const managed_buffer<T>&` becomes `const T*` (or `view<const T>`), anything else must be
-/// trivially copyable and convert to the parameter. A launch error (bad configuration, too
-/// much shared memory, an earlier sticky fault) is thrown at once; errors inside the kernel
-/// surface at the next synchronisation. An empty grid launches nothing.
-///
-/// Arguments tagged with unimem::in(), out() or inout() are placed on the launching device,
-/// on cfg.stream, before the kernel (see access.hpp): moved there, or mapped for it where their
-/// intent says so (in(a, unimem::intent::map)); untagged buffers are not placed. A
-/// managed_buffer already placed there by an earlier launch costs nothing more (its placement
-/// record, docs/architecture.md), unless the host touched it since: then only the touched 2 MiB
-/// blocks move, on the calling thread's per-thread stream beside the kernel (a few, after the
-/// kernel is launched, so that it does not wait for them).
-///
-/// The launching device: cfg.device when set (made current for the launch); else the stream's
-/// device where it is known (a unimem::stream knows it; for a native handle in a launch with
-/// tags the runtime is asked, so that data moves where the kernel runs); else the current
-/// device. A stream of one device with on_device() of another throws unimem::error. Errors
-/// name the file and line of the launch() call.
-///
-/// Containers are passed by the unimem_view hook (kernel_argument.hpp): unimem's buffers,
-/// managed_vector and any container that opted in. A std::vector (host memory) is refused at
-/// compile time. A kernel template must be named with its arguments: launch(kernel<float>, ...).
-///
+/// Arguments are checked at compile time against the kernel's parameters: a buffer or opted-in
+/// container becomes `T*` or `view<T>` (a const one `const T*` or `view<const T>`), anything
+/// else must be trivially copyable and convert; a std::vector is refused. Name a kernel template
+/// with its arguments (kernel<float>). Launch errors throw at once, kernel errors surface at the
+/// next synchronisation; an empty grid launches nothing. Tagged arguments are placed on the
+/// launching device on cfg.stream first (moved, or mapped where their intent says so); a
+/// managed_buffer placed there before costs nothing unless the host touched it since, and then
+/// only the touched 2 MiB blocks move (docs/architecture.md). The launching device: cfg.device
+/// (made current for the launch); else the stream's where known (a native handle is asked only
+/// with tags); else the current one. Errors name the launch() call's file and line.
 /// @code
 ///   __global__ void vector_add(const float* a, const float* b, float* c, std::size_t n);
 ///   unimem::launch(vector_add, unimem::grid_for(n), a, b, c, n);
@@ -216,7 +187,6 @@ void launch(void (*kernel)(Params...), detail::located_config located, Args&&...
       detail::check_config(cfg);
       if (cfg.empty()) return;  // no blocks: no work, no prefetch, no runtime call
       constexpr std::size_t tagged = (std::size_t{detail::is_tagged_v<Args>} + ... + 0);
-      // The launching device, made current for the launch where it is not (see launch_device).
       const detail::launch_device launching(cfg, tagged != 0, where);
       {
         detail::touched_later later;

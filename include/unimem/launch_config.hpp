@@ -1,6 +1,5 @@
 /// @file
-/// @brief dims, launch_config (grid, block, dynamic shared memory, stream, device) and grid_for().
-/// Runtime-free.
+/// @brief dims, launch_config and grid_for(). Runtime-free.
 #pragma once
 
 #include "argument_error.hpp"
@@ -32,9 +31,7 @@ struct dims {
                                       int> = 0>
   constexpr dims(const D& d) noexcept : x(d.x), y(d.y), z(d.z) {}  // NOLINT
 
-  /// @brief x * y * z, exact up to 2^64 - 1 and saturated there: it never wraps around.
-  /// Every grid a runtime accepts has fewer than 2^63 blocks, so only extents no runtime
-  /// accepts (say 2^32 - 1 in each dimension) saturate.
+  /// @brief x * y * z, saturated at 2^64 - 1 (no grid a runtime accepts gets there).
   [[nodiscard]] constexpr std::uint64_t volume() const noexcept {
     return saturating_product(saturating_product(x, y), z);
   }
@@ -55,20 +52,15 @@ struct dims {
   friend constexpr bool operator!=(const dims& a, const dims& b) noexcept { return !(a == b); }
 };
 
-/// @brief How to launch a kernel: grid and block extents, dynamic shared memory in bytes,
-/// and the stream (the default stream unless set).
-///
-/// A launch whose grid is empty (some extent is 0, e.g. grid_for(0)) does nothing and
-/// succeeds: there is no work. A block with a zero extent is an error.
+/// @brief How to launch a kernel: grid, block, dynamic shared memory, stream, device. An empty
+/// grid (e.g. grid_for(0)) launches nothing and succeeds; a zero block extent is an error.
 struct launch_config {
   dims grid{1};               ///< blocks in the grid
   dims block{1};              ///< threads per block
   std::size_t shared_bytes = 0;  ///< dynamic shared memory per block, in bytes
   stream_ref stream{};        ///< the stream the kernel is queued on
-  /// @brief The device to launch on; no_device (the default) means the stream's
-  /// device where it is known (see launch()), else the calling thread's current device. A
-  /// stream of another device with an explicit device is refused by launch() with
-  /// unimem::error, and so is an id that names no device.
+  /// @brief The device to launch on; no_device: the stream's where known, else the current one.
+  /// launch() throws unimem::error for an id that names no device or another stream's device.
   int device = no_device;
 
   /// @brief True when a device is named (on_device() was called).
@@ -78,8 +70,7 @@ struct launch_config {
 
   /// @brief One block of one thread on the default stream.
   constexpr launch_config() noexcept = default;
-  /// @brief grid_ blocks of block_ threads, with shared_bytes_ of dynamic shared memory, on
-  /// stream_.
+  /// @brief grid_ blocks of block_ threads, shared_bytes_ of dynamic shared memory, on stream_.
   constexpr launch_config(dims grid_, dims block_, std::size_t shared_bytes_ = 0,
                           stream_ref stream_ = {}) noexcept
       : grid(grid_), block(block_), shared_bytes(shared_bytes_), stream(stream_) {}
@@ -102,11 +93,7 @@ struct launch_config {
     c.shared_bytes = bytes;
     return c;
   }
-  /// @brief Total threads launched: grid volume times block volume, saturated at 2^64 - 1
-  /// (never wrapped). The largest legal grids exceed that: (2^31 - 1) x 65535 x 65535 blocks
-  /// of 1024 threads are 9.4e21 threads, and threads() then returns 2^64 - 1, not a smaller
-  /// number that looks like a real launch. Compare with std::numeric_limits<std::uint64_t>::
-  /// max() to detect it.
+  /// @brief Total threads, saturated at 2^64 - 1 (never wrapped), which the largest grids exceed.
   [[nodiscard]] constexpr std::uint64_t threads() const noexcept {
     return dims::saturating_product(grid.volume(), block.volume());
   }
@@ -138,10 +125,9 @@ namespace detail {
 #endif
 }  // namespace detail
 
-/// @brief A 1-D configuration with `block` threads per block and enough blocks to cover n
-/// threads: grid.x = ceil(n / block). n = 0 gives an empty grid, whose launch does nothing.
-/// @throws unimem::invalid_argument when block is 0; unimem::length_error when n needs more than 2^31 - 1 blocks
-/// (use a grid-stride loop).
+/// @brief A 1-D configuration of ceil(n / block) blocks of `block` threads (n = 0: empty grid).
+/// @throws unimem::invalid_argument when block is 0; unimem::length_error when n needs more
+/// than 2^31 - 1 blocks (use a grid-stride loop).
 inline launch_config grid_for(std::size_t n, unsigned block = 256) {
   if (block == 0) detail::throw_grid_for(n, block, 0);
   const std::uint64_t blocks = std::uint64_t{n} / block + (std::uint64_t{n} % block != 0 ? 1 : 0);

@@ -19,10 +19,8 @@
 
 UNIMEM_BEGIN_NAMESPACE
 
-/// @brief Tag: allocate managed memory attached to the host (cudaMemAttachHost), as NVIDIA's
-/// UnifiedMemoryPerf does: kernels may not touch it until it is attached to a stream or
-/// globally (attach()); on devices without concurrent managed access the CPU may use it while
-/// kernels run elsewhere.
+/// @brief Tag: allocate managed memory attached to the host (cudaMemAttachHost): kernels may not
+/// touch it until attach(); without concurrent managed access the CPU may use it while kernels run.
 struct host_attached_t {
   /// @brief Explicit, so that `{}` does not make a tag by accident.
   explicit host_attached_t() = default;
@@ -30,34 +28,22 @@ struct host_attached_t {
 /// @brief Tag value for managed_buffer(n, unimem::host_attached).
 inline constexpr host_attached_t host_attached{};
 
-/// @brief The size from which managed_buffer(n) value-initialises on the GPU (see there).
-/// Chosen from `unimem-bench --only init` on an H200 (docs/pitfalls.md, section 14): below it a
-/// CPU memset costs less than a prefetch, a memset and a stream synchronisation, and the CPU
-/// (which often writes small arrays next) finds the pages where it is.
+/// @brief From this size managed_buffer(n) zeroes on the GPU: below it a CPU memset is cheaper
+/// and the CPU, often writing next, finds the pages there (docs/pitfalls.md, section 14).
 inline constexpr std::size_t gpu_value_init_min_bytes = std::size_t{1} << 20;
 
 /// @brief An array of T in managed memory, usable from the CPU and every GPU with no copies.
 ///
-/// Move-only; a moved-from buffer is empty. Allocation is hipMallocManaged/cudaMallocManaged
-/// with global attachment; destruction frees it (never throws). Pages start where they are
-/// first touched. managed_buffer(n) value-initialises (unlike cudaMallocManaged, which leaves
-/// memory uninitialised: use unimem::uninitialized for that): large arrays of trivially
-/// constructible elements on the GPU, everything else on the CPU (see there);
-/// managed_buffer(n, value), the list and the iterator constructors write on the CPU, and
-/// first_touch() chooses the place explicitly.
-///
-/// The container interface comes from a base class the reference does not list: the standard
-/// member types (iterators are plain pointers) and memory_kind; size(), size_bytes(), empty(),
-/// max_size(), data(); operator[] (unchecked) and at() (throws unimem::argument_error); front(),
-/// back(), begin(), end(), cbegin(), cend(); view() (of const elements on a const buffer);
-/// swap(). launch(), the access tags and the placement calls (unimem::prefetch(b, l, s), ...)
-/// take the buffer through to_view(), copy() and fill() through data() and size().
+/// Move-only (moved-from: empty); cudaMallocManaged, global attachment. Pages start where first
+/// touched: managed_buffer(n) value-initialises (skip with unimem::uninitialized), first_touch()
+/// picks the place. From an unlisted base: the standard member types (iterators are pointers),
+/// memory_kind, size(), size_bytes(), empty(), max_size(), data(), operator[] (unchecked), at()
+/// (throws argument_error), front(), back(), begin(), end(), cbegin(), cend(), view(), swap().
 /// @code
-///   unimem::managed_buffer<float> a(n);          // n zeros, CPU-accessible
-///   a[0] = 1.0f;                                 // CPU write
+///   unimem::managed_buffer<float> a(n);                 // n zeros, CPU-accessible
 ///   unimem::launch(kernel, unimem::grid_for(n), a, n);  // kernel gets a float*
 ///   unimem::synchronize();
-///   float x = a[0];                              // CPU read, no copy call
+///   float x = a[0];                                     // CPU read, no copy call
 /// @endcode
 template <class T>
 class managed_buffer : public detail::host_array<T, managed_memory> {
@@ -68,18 +54,11 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
 
   /// @brief An empty buffer; allocates nothing.
   managed_buffer() noexcept = default;
-  /// @brief n value-initialised elements, zeroed where that is cheapest.
-  ///
-  /// Trivially default constructible T, n * sizeof(T) >= gpu_value_init_min_bytes and a current
-  /// device that migrates pages on demand: the pages are prefetched to that device and zeroed
-  /// there, on the calling thread's default stream (cudaStreamPerThread / hipStreamPerThread,
-  /// which the constructor waits for: of other streams' work, only the legacy default stream's).
-  /// The CPU may use them at once (they migrate back on first access); a tagged launch on that
-  /// device finds them placed. On an H200 (docs/pitfalls.md, section 14): 65-80x faster than a
-  /// CPU memset for an array the GPU writes first, 3.3x when the CPU writes it first. Otherwise
-  /// (smaller arrays, other T, a device that cannot migrate, e.g. AMD without XNACK):
-  /// value-initialised by the CPU, on the host.
-  /// Choose with first_touch(location::host()) or first_touch(location::device(d), s).
+  /// @brief n value-initialised elements: trivially default constructible T of at least
+  /// gpu_value_init_min_bytes are zeroed on a current device that migrates on demand, on the
+  /// per-thread default stream (waited for; of other streams only the legacy default stream's
+  /// work), 65-80x faster than a CPU memset where the GPU writes first, 3.3x where the CPU does
+  /// (H200, docs/pitfalls.md, section 14); otherwise by the CPU. Choose with first_touch().
   /// @throws unimem::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
   /// @throws unimem::error when the runtime cannot allocate, or the zeroing on the GPU fails.
   explicit managed_buffer(size_type n, call_site where = call_site::current())
@@ -118,12 +97,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
                                                     &managed_memory::allocate_host_attached)) {}
 
   /// @brief n zero-initialised elements whose pages start at ft's location: on a device,
-  /// prefetched and zeroed there (never touched by the CPU) in the order of ft.stream, which the
-  /// constructor waits for; on the host, value-initialised by the CPU. first_touch(s) places
-  /// them on stream s's device.
-  /// @code
-  ///   unimem::managed_buffer<float> a(n, unimem::first_touch(unimem::location::device(0)));
-  /// @endcode
+  /// prefetched and zeroed there in the order of ft.stream (waited for); on the host, by the CPU.
   /// @throws unimem::error when ft.stream belongs to another device than ft's location.
   managed_buffer(size_type n, first_touch_t ft, call_site where = call_site::current())
       : base(n, uninitialized, where) {
@@ -137,9 +111,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
       detail::first_touch_bytes(this->data(), this->size_bytes(), ft, true, &record_, where);
     }
   }
-  /// @brief n uninitialised elements whose pages start at ft's location (prefetched there, in
-  /// the order of ft.stream, which the constructor waits for); initialise them there, e.g. with
-  /// a kernel.
+  /// @brief n uninitialised elements prefetched to ft's location on ft.stream (waited for).
   managed_buffer(size_type n, first_touch_t ft, uninitialized_t,
                  call_site where = call_site::current())
       : base(n, uninitialized, where) {
@@ -147,9 +119,9 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   }
 
   /// @name Deprecated placement members
-  /// @deprecated The placement calls are free functions over any range, the same for every
-  /// buffer type (placement.hpp): unimem::prefetch(b, l, s) for b.prefetch(l, s), and so on.
-  /// @{
+  //@{
+  /// @brief The free function of the same name over this buffer (placement.hpp).
+  /// @deprecated Use unimem::prefetch(b, l, s), and so on: the same calls for every buffer type.
   [[deprecated("use unimem::prefetch(b, l, s)")]] hint_status prefetch(
       location l, stream_ref s = {}, call_site where = call_site::current()) const {
     return unimem::prefetch(*this, l, s, where);
@@ -194,7 +166,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
       stream_ref s, attach_mode m = attach_mode::single, call_site where = call_site::current()) {
     unimem::attach(*this, s, m, where);
   }
-  /// @}
+  //@}
 
   /// @brief Exchanges the two buffers (their allocations and what unimem knows of their pages).
   void swap(managed_buffer& other) noexcept {
@@ -205,12 +177,11 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   friend void swap(managed_buffer& a, managed_buffer& b) noexcept { a.swap(b); }
 
  private:
-  /// The placement-record hook (access.hpp): tags and placement calls of this buffer use it.
+  /// The placement-record hook (access.hpp).
   friend detail::placement_record* unimem_detail_placement_record(const managed_buffer& b) noexcept {
     return &b.record_;
   }
-  // Where unimem last placed the pages, and the host-access log's entry then
-  // (detail/placement_record.hpp).
+  // Where unimem last placed the pages (detail/placement_record.hpp).
   mutable detail::placement_record record_;
 };
 

@@ -1,14 +1,7 @@
 /// @file
-/// @brief Where managed data lives: prefetch(), advise(), unadvise() and their queries,
-/// set_intent() and get_intent(), ready_for_host(), host_touched() and attach(), each written
-/// once over any range (a view, a buffer, managed_vector, a container that opted in through
-/// unimem_view); first_touch() for a new managed_buffer.
-///
-/// All take one placement path (detail::place): the location and the capability policy
-/// (placement_policy.hpp) checked once, the runtime's calls queued in stream order, and what a
-/// buffer's placement record (detail/placement_record.hpp) says is in place skipped, by the
-/// process's host-access log (detail/host_access.hpp) of what the host touched since. Intents
-/// live in the runtime's own advice; nothing is keyed by a buffer's address.
+/// @brief Where managed data lives: prefetch(), advise()/unadvise() and their queries,
+/// set_intent()/get_intent(), ready_for_host(), host_touched(), attach(), each over any range;
+/// first_touch() for a new buffer. One path: docs/architecture.md, "One placement path".
 /// @code
 ///   unimem::prefetch(buf, unimem::location::device(0), s);
 ///   unimem::ready_for_host(buf, s);  // pages to the host, s waited for
@@ -42,10 +35,6 @@ inline std::string to_string(location l) {
 }
 
 /// @brief The locations accessed_by() reports, in the runtime's order (a device, or the host).
-/// @code
-///   const unimem::location_list by = unimem::accessed_by(b);
-///   bool mapped_for_0 = std::find(by.begin(), by.end(), unimem::location::device(0)) != by.end();
-/// @endcode
 using location_list = std::vector<location>;
 
 /// @brief Advice for a range of managed memory.
@@ -64,13 +53,12 @@ enum class attach_mode {
   global,
   /// Accessible from the host; kernels may not touch it.
   host,
-  /// Associated with one stream: the host may access it whenever that stream is idle, even
-  /// while kernels run on other streams (matters on devices without concurrent managed access).
+  /// One stream's: the host may access it while that stream is idle, even with kernels running
+  /// on others (matters without concurrent managed access).
   single,
 };
 
-/// @brief Where a new buffer's pages are first touched, and on which stream that happens.
-/// Made by first_touch(); a temporary unimem::stream is refused (see stream).
+/// @brief Where and on which stream a new buffer is first touched (a temporary stream refused).
 struct first_touch_t {
   static_assert(std::is_standard_layout<optional_location>::value &&
                     std::is_trivially_copyable<optional_location>::value,
@@ -81,9 +69,8 @@ struct first_touch_t {
   /// @brief Location l (none: the device of s), stream s.
   constexpr first_touch_t(optional_location l, stream_ref s) noexcept : location(l), stream(s) {}
 
-  // location and its deprecated name, two members of one type in a union: reading or writing
-  // either is reading or writing the other (a standard-layout union may read the common initial
-  // sequence of its members).
+  // location and its deprecated name: one member under two names (a standard-layout union may
+  // read the common initial sequence of its members).
   union {
     /// @brief Where the pages go; none: the device of `stream`.
     optional_location location;
@@ -94,39 +81,31 @@ struct first_touch_t {
   /// @brief The stream the placement is ordered on (the constructor waits for it).
   stream_ref stream;
 };
-/// @brief Places a new buffer's pages at l during construction (see managed_buffer), on
-/// stream s. A stream of another device than l's is refused with unimem::error.
+/// @brief A new buffer's pages at l, on stream s (of l's device, else unimem::error).
 inline first_touch_t first_touch(location l, stream_ref s = {}) noexcept { return {l, s}; }
-/// @brief Places a new buffer's pages on the device of stream s, on s. The stream must know its
-/// device (a unimem::stream, or a native handle the runtime can place), else the constructor
-/// throws unimem::error.
+/// @brief A new buffer's pages on stream s's device, on s (which must know it, else
+/// unimem::error: a unimem::stream does, the default stream does not).
 inline first_touch_t first_touch(stream_ref s) noexcept { return {optional_location(), s}; }
 
 namespace detail {
-
-/// One range for the placement path. `how`: a tag's intent (access.hpp), or plain for the
-/// placement calls (the range moves, its intent is left alone). `record`: the placement record
-/// of the buffer the range is all of (detail/placement_record.hpp), or null (a view).
+/// One range for place(). `how`: a tag's intent, or plain (the range moves, its intent stays).
+/// `record`: that of the buffer the range is all of, or null (a view).
 struct placement_range {
   const void* ptr;
   std::size_t bytes;
   intent_choice how;
   placement_record* record;
 };
-
-/// What every placement call knows of range r: its bytes (through to_view(), the unimem_view
-/// customization point) and the placement record of a buffer that keeps one.
+/// Range r's bytes (through to_view()) and its buffer's placement record, if it keeps one.
 template <class R>
 placement_range range_of(const R& r, intent_choice how = intent_choice::plain) noexcept {
   const auto v = to_view(r);
   return {v.data(), v.size_bytes(), how, record_of(r)};
 }
 
-/// Throws unimem::error (invalid device) for a device location that names no GPU.
 inline void check_location(location l, const char* what, call_site where) {
   if (l.is_device()) require_device(l.device_id(), what, where, "device ");
 }
-
 /// The device whose capability decides a hint for location l.
 inline int capability_device(location l, call_site where) {
   return l.is_host() ? current_device_id(where) : l.device_id();
@@ -138,9 +117,7 @@ inline int range_int(backend::range_attribute a, const void* p, std::size_t byte
   check(backend::range_attribute_ints(&v, 1, a, p, bytes), where);
   return v;
 }
-
-/// A location attribute of the whole range: none for an empty range (no runtime call), where
-/// it has none, or where its pages disagree.
+/// A location attribute of the whole range; none when empty (no call), unset or mixed.
 inline optional_location location_attribute(backend::range_attribute a, const placement_range& r,
                                             call_site where) {
   const int id = r.bytes == 0 ? backend::no_location_id : range_int(a, r.ptr, r.bytes, where);
@@ -148,9 +125,7 @@ inline optional_location location_attribute(backend::range_attribute a, const pl
   if (id >= 0) return location::device(id);
   return optional_location();
 }
-
-/// Calls f(id) for each location with accessed-by advice for the whole range, in the runtime's
-/// order: a device ordinal, or backend::host_location_id.
+/// f(id) for each device (or host_location_id) with accessed-by advice on the whole range.
 template <class F>
 void for_each_accessor(const void* p, std::size_t bytes, call_site where, F&& f) {
   const std::size_t slots = static_cast<std::size_t>(device_count(where)) + 1;  // and the host
@@ -165,13 +140,11 @@ void for_each_accessor(const void* p, std::size_t bytes, call_site where, F&& f)
 
 // ---- intents: the runtime's own advice is their record (no table) ----
 
-/// Whether the whole range is mapped: its preferred location is the host (a mapped tag,
-/// set_intent(), or advise() gave it).
+/// Whether the whole range is mapped: its preferred location is the host.
 inline bool is_mapped(const void* p, std::size_t bytes, call_site where) {
   return range_int(backend::range_attribute::preferred_location, p, bytes, where) ==
          backend::host_location_id;
 }
-
 /// Gives device d accessed-by advice for the range, unless the runtime says it has it.
 inline void add_accessor(const void* p, std::size_t bytes, int d, call_site where) {
   bool has_d = false;
@@ -180,9 +153,7 @@ inline void add_accessor(const void* p, std::size_t bytes, int d, call_site wher
     check(backend::advise(p, bytes, backend::mem_advice::set_accessed_by, {false, d}), where);
   }
 }
-
-/// Maps the range for device d: preferred location host and accessed-by advice for d, each
-/// given only where the runtime says it is missing. Advice is not stream-ordered.
+/// Maps the range for d (preferred location host, accessed-by d), giving only missing advice.
 inline void map_range(const void* p, std::size_t bytes, int d, call_site where) {
   if (!is_mapped(p, bytes, where)) {
     check(backend::advise(p, bytes, backend::mem_advice::set_preferred_location, {true, -1}),
@@ -190,7 +161,6 @@ inline void map_range(const void* p, std::size_t bytes, int d, call_site where) 
   }
   add_accessor(p, bytes, d, where);
 }
-
 /// Undoes a mapping: withdraws preferred location host and every device's accessed-by advice.
 inline void unmap_range(const void* p, std::size_t bytes, call_site where) {
   if (!is_mapped(p, bytes, where)) return;
@@ -201,22 +171,16 @@ inline void unmap_range(const void* p, std::size_t bytes, call_site where) {
   });
 }
 
-/// Touched blocks closer than this are moved back by one prefetch call, the resident blocks
-/// between them included: on the H200 a prefetch call that moves pages costs 15-90 us, and
-/// visiting a resident 2 MiB block about 1.2 us (scripts/probes/uvm_tools.cu).
+/// Touched blocks closer than this move back in one prefetch, resident blocks between included:
+/// on the H200 a call that moves pages costs 15-90 us, a resident 2 MiB block about 1.2 us.
 constexpr std::uintptr_t touched_merge_gap = std::uintptr_t{32} << 20;
 /// More separate touched spans than this in one range: the range is placed whole.
 constexpr int touched_spans_max = 16;
 
-/// The touched spans a launch moves back beside its kernel (place(), for tags). Where they
-/// visit at most `blocks_max` 2 MiB blocks in all, they are kept here and moved right after the
-/// kernel is launched (move()), overlapping it: a GPU fault on a few pages costs about what the
-/// prefetch call itself costs (H200: +1 to +60 us a page by where the kernel meets it, against
-/// 15-20 us a call), so the kernel should not wait for the call. More than that, they are moved
-/// at once, before the kernel is launched, on the same per-thread stream: the moves start
-/// first, and the kernel takes by a fault only what has not arrived when it gets there (164
-/// pages of 64 MiB: 2.8-3.8 ms by GPU faults, 0.7-1.1 ms by one prefetch first; the bench's
-/// 1 % and 100 % rows). scripts/probes/uvm_tools.cu.
+/// The touched spans a launch moves back. Up to `blocks_max` 2 MiB blocks move after the launch
+/// (move()), overlapping the kernel: a fault on a few pages costs about a prefetch call (H200: +1
+/// to +60 us a page, 15-20 us a call). More move before it (164 pages of 64 MiB: 2.8-3.8 ms by
+/// faults, 0.7-1.1 ms by one prefetch first). scripts/probes/uvm_tools.cu.
 struct touched_later {
   static constexpr std::size_t blocks_max = 16;
   static constexpr int capacity = 8;
@@ -225,7 +189,7 @@ struct touched_later {
   std::size_t blocks = 0;
   int device = -1;
 
-  /// Keeps the spans to move after the launch; false (nothing kept) where they are too many.
+  /// Keeps the spans to move after the launch; false (nothing kept) where too many.
   bool keep(const host_access::span* parts, int n, int d) noexcept {
     std::size_t more = 0;
     for (int k = 0; k < n; ++k) {
@@ -252,11 +216,9 @@ struct touched_later {
   }
 };
 
-/// What a range of `how` still needs towards device d, by its record and the host-access log
-/// (host_access.hpp): 0 nothing (placed there, and nothing since meets it); n > 0 the n spans of
-/// `parts` the host touched since (a range moved there); -1 all of it (no record of a placement
-/// there, one that `how` does not accept, or a log entry that leaves nothing known). A range
-/// mapped for d stays where it is whatever the host touches: only an announcement meets it.
+/// What r still needs towards d by its record and the log: 0 nothing; n > 0 the n `parts` the
+/// host touched since; -1 all (no record there, one `how` does not accept, or an unknowable log
+/// entry). A mapped range stays put whatever the host touches: only an announcement meets it.
 inline int still_needed(const placement_range& r, int d, std::uint64_t now,
                         host_access::span* parts) noexcept {
   if (r.record == nullptr) return -1;
@@ -274,20 +236,13 @@ inline int still_needed(const placement_range& r, int d, std::uint64_t now,
   return mapped && n > 0 ? 0 : n;
 }
 
-/// The one placement path: every range to l, in order on stream s. For each range:
-/// 1. towards a GPU, by its record (still_needed): nothing when it is all there (no runtime
-///    call at all), or a prefetch of just the spans the host touched since; for a launch's tags
-///    (`later` given) on the calling thread's per-thread stream, beside the kernel, and where
-///    they are few, kept in `later` and moved after the kernel is launched (touched_later);
-/// 2. its intent (towards a GPU): map gives the missing advice, move withdraws a mapping,
-///    follow asks the runtime whether the range is mapped (then this GPU maps it too);
-/// 3. a range that is not mapped is prefetched (a mapped one is host memory the GPU maps, and
-///    towards the host it is there already);
-/// 4. the record remembers a placement on a GPU and forgets one on the host. Pages moved
-///    without a record to the host, or to one GPU of several, may be pages some buffer's record
-///    places elsewhere: they are announced to the host-access log, which every record meets.
-/// Empty ranges are skipped; the location and the capability policy are checked once. Returns
-/// empty when every range is empty.
+/// The one placement path: every range to l, in order on s; location and policy checked once.
+/// 1. towards a GPU, by its record: nothing, or a prefetch of the spans the host touched since
+///    (for tags, `later` given: on the per-thread stream, a few kept for after the launch);
+/// 2. its intent: map adds advice, move withdraws a mapping, follow maps it for this GPU too
+///    where it is mapped; 3. an unmapped range is prefetched;
+/// 4. the record remembers a GPU placement, forgets a host one. Pages moved without a record to
+///    the host, or to one GPU of several, are announced to the log (another record may hold them).
 inline hint_status place(const placement_range* ranges, std::size_t count, location l,
                          stream_ref s, const char* what, call_site where,
                          bool location_known_valid = false, touched_later* later = nullptr) {
@@ -355,9 +310,8 @@ inline advice needs_no_location(advice a, const char* what) {
   return a;
 }
 
-/// advise() (set) and unadvise(). A buffer's record forgets (its mapping may have changed);
-/// advice over a view that may change a mapping is announced to the host-access log, so that
-/// every record meeting the range places its buffer again.
+/// advise() and unadvise(). A buffer's record forgets; mapping advice over a view is announced
+/// to the host-access log, so every record meeting the range places its buffer again.
 inline hint_status advise_range(const placement_range& r, advice a, location l, bool set,
                                 call_site where) {
   if (r.bytes == 0) return hint_status::empty;
@@ -387,7 +341,6 @@ inline hint_status advise_range(const placement_range& r, advice a, location l, 
   return hint_status::applied;
 }
 
-/// set_intent() for GPU `gpu`.
 inline hint_status set_intent_range(const placement_range& r, intent i, location gpu,
                                     call_site where) {
   if (r.bytes == 0) return hint_status::empty;
@@ -416,7 +369,6 @@ inline hint_status set_intent_range(const placement_range& r, intent i, location
   return hint_status::applied;
 }
 
-/// ready_for_host().
 inline hint_status ready_range(placement_range r, stream_ref s, call_site where) {
   if (r.bytes == 0) return hint_status::empty;
   if (s.is_default()) synchronize_all_devices(where);
@@ -430,9 +382,8 @@ inline hint_status ready_range(placement_range r, stream_ref s, call_site where)
   return st;
 }
 
-/// First touch of a new allocation: its pages go to ft's location (the policy applies),
-/// optionally zeroed there, and the constructor waits for ft.stream. A buffer's record then
-/// says where they are.
+/// First touch: the pages go to ft's location (policy applies), optionally zeroed there; waits
+/// for ft.stream. The record then says where they are.
 inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool zero,
                               placement_record* record, call_site where) {
   if (bytes == 0) return;
@@ -455,32 +406,26 @@ inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool
   if (zero) check(backend::memset_async(p, 0, bytes, ft.stream.get()), where);
   ft.stream.synchronize(where);
 }
-
 }  // namespace detail
 
-/// @brief Whether prefetch and advice towards l can move pages: device::migrates_on_demand()
-/// of l's device (for the host: of the current device). Where it is false, the placement calls
-/// return hint_status::unsupported (or throw, see unsupported_policy).
+/// @brief Whether prefetch and advice towards l can move pages (migrates_on_demand() of l's
+/// device, the current one for the host); else placement calls return unsupported or throw.
 /// @throws unimem::error for a device that does not exist.
 [[nodiscard]] inline bool migrates_on_demand(location l, call_site where = call_site::current()) {
   detail::check_location(l, "unimem::migrates_on_demand", where);
   return detail::device_migrates(detail::capability_device(l, where), where);
 }
 /// @brief migrates_on_demand(l).
-/// @deprecated Use migrates_on_demand(l): one name for the capability, as device and
-/// device_properties name it.
+/// @deprecated Use migrates_on_demand(l), the capability's one name.
 [[deprecated("use unimem::migrates_on_demand(l)")]] [[nodiscard]] inline bool migration_supported(
     location l, call_site where = call_site::current()) {
   return migrates_on_demand(l, where);
 }
 
-/// @brief Queues a migration of the range's pages to l on stream s (stream-ordered,
-/// asynchronous). For a buffer unimem placed at l, only what the host touched since moves (the
-/// touched 2 MiB blocks; nothing where it touched none: docs/architecture.md, "Placement
-/// records").
-/// @return applied; empty for an empty range; not_needed on an APU (memory_regime::apu: one
-/// memory, no runtime call); unsupported where the device cannot migrate and the policy is
-/// ignore.
+/// @brief Queues a migration of the range's pages to l on stream s; of a buffer unimem placed at
+/// l only the 2 MiB blocks the host touched since move (docs/architecture.md, Placement records).
+/// @return applied; empty; not_needed on an APU (no runtime call); unsupported where the device
+/// cannot migrate and the policy is ignore.
 /// @throws unimem::error for an invalid device, memory that is not managed, or (policy
 /// throw_error) a device that cannot migrate.
 template <class R, detail::if_range<R> = 0>
@@ -490,11 +435,9 @@ hint_status prefetch(const R& r, location l, stream_ref s = {},
   return detail::place(&pr, 1, l, s, "unimem::prefetch", where);
 }
 
-/// @brief Gives advice for the range. `l` is ignored for advice::read_mostly.
-/// Advice moves no data by itself; it survives prefetches until unadvise. On an APU
-/// (memory_regime::apu) read_mostly and preferred_location advice return not_needed with no
-/// runtime call; accessed_by advice, which sets up mappings, is passed on. Memory the runtime
-/// takes no advice for (CUDA 13's managed pools) is treated as a device that cannot migrate.
+/// @brief Gives advice (`l` ignored for read_mostly); it moves no data, lasts until unadvise. On
+/// an APU only accessed_by (mappings) reaches the runtime, the rest is not_needed. Memory that
+/// takes no advice (CUDA 13's managed pools) counts as a device that cannot migrate.
 template <class R, detail::if_range<R> = 0>
 hint_status advise(const R& r, advice a, location l, call_site where = call_site::current()) {
   return detail::advise_range(detail::range_of(r), a, l, true, where);
@@ -525,16 +468,14 @@ template <class R, detail::if_range<R> = 0>
          detail::range_int(detail::backend::range_attribute::read_mostly, pr.ptr, pr.bytes,
                            where) != 0;
 }
-/// @brief The preferred location of the whole range, or none when there is none (or the
-/// range's pages disagree).
+/// @brief The whole range's preferred location; none where unset or its pages disagree.
 template <class R, detail::if_range<R> = 0>
 [[nodiscard]] optional_location preferred_location(const R& r,
                                                    call_site where = call_site::current()) {
   return detail::location_attribute(detail::backend::range_attribute::preferred_location,
                                     detail::range_of(r), where);
 }
-/// @brief Where the whole range was last prefetched to, or none (never prefetched, or its
-/// pages disagree).
+/// @brief Where the whole range was last prefetched to; none if never, or its pages disagree.
 template <class R, detail::if_range<R> = 0>
 [[nodiscard]] optional_location last_prefetch_location(const R& r,
                                                        call_site where = call_site::current()) {
@@ -553,15 +494,12 @@ template <class R, detail::if_range<R> = 0>
   return by;
 }
 
-/// @brief Sets the range's intent (see unimem::intent) for GPU `gpu` as a tag with it would at a
-/// launch there: map gives the advice that is the intent where the runtime says it is missing;
-/// move withdraws preferred location host and every device's accessed-by advice (the range then
-/// moves at its next tagged launch). Moves no data; applies at once, not in stream order.
-/// @return applied; empty for an empty range; not_needed on an APU (nothing to map, no advice
-/// given); unsupported where `gpu` cannot migrate and the policy is ignore (on AMD without
-/// XNACK managed memory is host memory the GPU maps already).
-/// @throws unimem::invalid_argument for map towards the host; unimem::error for an invalid device,
-/// memory that is not managed, or (policy throw_error) a device that cannot migrate.
+/// @brief Sets the range's intent for GPU `gpu` as a tag would: map gives missing advice; move
+/// withdraws it (the range moves at its next tagged launch). No data moves; not stream-ordered.
+/// @return applied; empty; not_needed on an APU; unsupported where `gpu` cannot migrate and the
+/// policy is ignore (AMD without XNACK: the GPU maps managed memory already).
+/// @throws unimem::invalid_argument for map towards the host; unimem::error for an invalid
+/// device, memory that is not managed, or (policy throw_error) a device that cannot migrate.
 template <class R, detail::if_range<R> = 0>
 hint_status set_intent(const R& r, intent i, location gpu, call_site where = call_site::current()) {
   return detail::set_intent_range(detail::range_of(r), i, gpu, where);
@@ -571,9 +509,7 @@ template <class R, detail::if_range<R> = 0>
 hint_status set_intent(const R& r, intent i, call_site where = call_site::current()) {
   return set_intent(r, i, location::device(detail::current_device_id(where)), where);
 }
-/// @brief The range's intent, as the runtime's advice says: map when the whole range has
-/// preferred location host and accessed-by advice for at least one GPU (as a mapped tag,
-/// set_intent() or the same advise() calls leave it), else move.
+/// @brief The range's intent: map where all of it prefers the host with accessed-by for a GPU.
 /// @throws unimem::error when the runtime cannot answer (memory that is not managed).
 template <class R, detail::if_range<R> = 0>
 [[nodiscard]] intent get_intent(const R& r, call_site where = call_site::current()) {
@@ -591,32 +527,21 @@ template <class R, detail::if_range<R> = 0>
   return get_intent(r, where);
 }
 
-/// @brief Makes the range ready for CPU access: once it returns, no GPU is still writing the
-/// range and its pages are on the host (where the device can migrate them). A range that is
-/// mapped (out(c, intent::map), set_intent()) is host memory already and does not move: for
-/// results the CPU reads, that is the fastest way back (docs/pitfalls.md).
-///
-/// - Without a stream (or with the default stream): waits for every GPU that may have work
-///   (synchronize_all_devices(): a kernel on another GPU, or on a non-blocking stream, may be
-///   writing the range), then prefetches the range to the host and waits for that.
-/// - With a stream s: prefetches on s and waits for s. The caller promises that every write to
-///   the range is ordered before s (queued on s, or after it by an event).
-/// - On a device that cannot migrate (policy ignore: returns unsupported): waits for every GPU
-///   that may have work, since the CPU may then touch managed memory only while no kernel runs.
-/// - On an APU (memory_regime::apu): waits as above, prefetches nothing, returns not_needed.
-/// An empty range returns empty and waits for nothing.
+/// @brief Makes the range ready for CPU access: on return no GPU writes it and its pages are on
+/// the host (a mapped range stays: the fastest way back, docs/pitfalls.md). Without a stream (or
+/// with the default one) it waits for every GPU that may have work (another GPU or a non-blocking
+/// stream may write the range), prefetches, waits; with s, prefetches on s and waits for s (every
+/// write must be ordered before s). Cannot migrate (unsupported): waits for every GPU (the CPU
+/// may touch managed memory only while no kernel runs). APU: not_needed. Empty: no wait.
 /// @throws unimem::error carrying any asynchronous error of the work waited for.
 template <class R, detail::if_range<R> = 0>
 hint_status ready_for_host(const R& r, stream_ref s = {}, call_site where = call_site::current()) {
   return detail::ready_range(detail::range_of(r), s, where);
 }
 
-/// @brief Says that the range's pages may have moved where unimem did not see it: the next
-/// tagged launch over a buffer that meets the range places that buffer again. Call it after a
-/// raw prefetch (cudaMemPrefetchAsync/hipMemPrefetchAsync), a raw kernel on another GPU, or
-/// anything else that moves pages without the CPU touching them. CPU reads and writes of pages
-/// on a GPU are noticed without it (docs/architecture.md, "Placement records"). For a buffer
-/// that keeps a placement record, only its own record forgets. No runtime call.
+/// @brief Says the range's pages may have moved unseen (a raw prefetch or kernel): the next
+/// tagged launch over a buffer meeting it places that again (CPU accesses are noticed without
+/// it). A buffer with a record forgets only its own. No runtime call.
 template <class R, detail::if_range<R> = 0>
 void host_touched(const R& r) noexcept {
   const detail::placement_range pr = detail::range_of(r);
@@ -627,11 +552,9 @@ void host_touched(const R& r) noexcept {
   }
 }
 
-/// @brief Attaches managed memory to stream s (hipStreamAttachMemAsync /
-/// cudaStreamAttachMemAsync), asynchronously on s: a managed_buffer, a managed_vector, a view of
-/// a whole managed allocation (from managed_memory_resource too). The runtime refuses a part of
-/// an allocation (a sub-view, a pool_buffer in a larger block). HIP on AMD documents the call as
-/// a no-op.
+/// @brief Attaches a whole managed allocation (managed_buffer, managed_vector, a view of one) to
+/// stream s, asynchronously on s; the runtime refuses part of one (a sub-view, a pool_buffer).
+/// HIP on AMD documents it as a no-op.
 /// @throws unimem::error when the runtime refuses.
 template <class R, detail::if_range<R> = 0>
 void attach(const R& r, stream_ref s, attach_mode m = attach_mode::single,

@@ -1,6 +1,6 @@
 /// @file
-/// @brief hint_status (what a placement call did) and unsupported_policy (what placement calls do
-/// on a device that cannot migrate managed pages).
+/// @brief hint_status (what a placement call did) and unsupported_policy (what it does where
+/// managed pages cannot migrate).
 #pragma once
 
 #include "config.hpp"
@@ -21,15 +21,12 @@ enum class hint_status {
   empty,
   /// The device cannot migrate managed pages, and the policy said to ignore the hint.
   unsupported,
-  /// Nothing to do in the device's memory_regime: on an APU (memory_regime::apu) CPU and GPU
-  /// share one memory, so prefetch, preferred_location and read_mostly advice, set_intent and
-  /// the prefetch of ready_for_host make no runtime call. Never an error, under any
-  /// unsupported_policy.
+  /// On an APU (one memory for CPU and GPU) prefetch, read_mostly or preferred_location advice,
+  /// set_intent and ready_for_host's prefetch make no runtime call. Never an error.
   not_needed,
 };
 
-/// @brief "applied", "empty", "unsupported" or "not_needed": a std::string, as std::to_string
-/// and to_string(location) give.
+/// @brief "applied", "empty", "unsupported" or "not_needed".
 inline std::string to_string(hint_status s) {
   switch (s) {
     case hint_status::applied: return "applied";
@@ -41,8 +38,7 @@ inline std::string to_string(hint_status s) {
 }
 
 /// @brief What placement calls do on a device that cannot migrate managed pages (CUDA without
-/// concurrent managed access; AMD without XNACK), and what advise() does on memory the runtime
-/// takes no advice for (the memory of CUDA 13's managed pools, managed_pool.hpp).
+/// concurrent managed access, AMD without XNACK), and advise() on memory that takes no advice.
 enum class unsupported_policy {
   /// Do nothing and return hint_status::unsupported (the default).
   ignore,
@@ -51,8 +47,7 @@ enum class unsupported_policy {
 };
 
 namespace detail {
-/// Whether a placement hint for device `id` has nothing to do in its regime (an APU: one
-/// memory, nothing to move): hint_status::not_needed, with no runtime call, under any policy.
+/// Whether a hint for device `id` has nothing to do (an APU): not_needed, no runtime call.
 inline bool hint_not_needed(int id, call_site where) {
   return device_regime(id, where) == memory_regime::apu;
 }
@@ -61,16 +56,13 @@ inline atomic_cell<int>& unsupported_policy_state() noexcept {
   static atomic_cell<int> state{static_cast<int>(unsupported_policy::ignore)};
   return state;
 }
-
-/// A hint the device or the runtime cannot apply (nothing left behind): hint_status::unsupported,
-/// or unimem::error with the native "not supported" status under unsupported_policy::throw_error.
+/// A hint that cannot apply: unsupported, or under throw_error unimem::error "not supported".
 inline hint_status refused_hint(const char* what, call_site where, const char* context) {
   if (unsupported_policy_state().load() == static_cast<int>(unsupported_policy::throw_error)) {
     fail(backend::error_not_supported, what, where, context);
   }
   return hint_status::unsupported;
 }
-
 /// Applies the unsupported_policy for a hint that needs device `id` to migrate pages.
 inline hint_status gate(int id, const char* what, call_site where) {
   if (device_migrates(id, where)) return hint_status::applied;

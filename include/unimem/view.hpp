@@ -10,10 +10,8 @@
 
 UNIMEM_BEGIN_NAMESPACE
 
-/// @brief A non-owning, trivially copyable view of `size()` contiguous elements.
-///
-/// Buffers hand views to kernels; a view never frees anything. Element access works in host
-/// and device code, wherever the memory is accessible.
+/// @brief A non-owning, trivially copyable view of `size()` contiguous elements; element access
+/// works in host and device code, wherever the memory is accessible.
 /// @code
 ///   __global__ void scale(unimem::view<float> v, float a) {
 ///     auto i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;

@@ -1,5 +1,4 @@
-// unimem: how launch() turns its arguments into kernel parameters (not a public header). Pure
-// traits over the runtime-free vocabulary: views, access tags and the unimem_view hook.
+// unimem: how launch() turns its arguments into kernel parameters (pure traits; not public).
 #pragma once
 
 #include "../access.hpp"
@@ -13,16 +12,13 @@
 
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
-
 template <class T>
 struct tag_mode;
 template <class T, access_mode M>
 struct tag_mode<access_tag<T, M>> {
   static constexpr access_mode value = M;
 };
-
-/// A container reaches kernels as its view (view<const T> through a const reference), an
-/// access tag as its range; anything else passes through unchanged.
+/// A container reaches kernels as its view, an access tag as its range; the rest unchanged.
 template <class Arg>
 constexpr decltype(auto) kernel_value(Arg&& a) noexcept {
   using D = std::decay_t<Arg>;
@@ -37,7 +33,6 @@ constexpr decltype(auto) kernel_value(Arg&& a) noexcept {
 
 template <class Arg>
 using kernel_value_t = decltype(kernel_value(std::declval<Arg>()));
-
 /// A view reaches a view parameter as itself and a pointer parameter as its data().
 template <class Param, class V>
 constexpr Param to_parameter(V&& v) noexcept {
@@ -48,9 +43,7 @@ constexpr Param to_parameter(V&& v) noexcept {
     return std::forward<V>(v);
   }
 }
-
-/// A contiguous host container of elements that did not opt in (std::vector, std::array, ...;
-/// not a string, whose problem is that it is not trivially copyable).
+/// A host container that did not opt in (std::vector, std::array; a string is not one).
 template <class T, class = void>
 struct is_host_container : std::false_type {};
 template <class T, class = void>
@@ -62,7 +55,6 @@ struct is_host_container<T, std::void_t<decltype(std::declval<T&>().data()),
                                         decltype(std::declval<T&>().size()),
                                         typename T::value_type>>
     : std::bool_constant<!is_view<T>::value && !viewable_v<T> && !is_string<T>::value> {};
-
 /// What launch() makes of one argument for one kernel parameter (pure traits, no errors).
 template <class Arg, class Param>
 struct argument_traits {
@@ -78,8 +70,7 @@ struct argument_traits {
   static constexpr bool copyable = std::is_trivially_copyable<value>::value;
   static constexpr bool converts = [] {
     if constexpr (is_view<value>::value) {
-      // A buffer or view reaches a view parameter, or a pointer parameter as its data(); never
-      // a bool or an integer, which its pointer would also convert to.
+      // A view or pointer parameter; never a bool or integer, which a pointer converts to too.
       return std::is_convertible<value, Param>::value ||
              (std::is_pointer<Param>::value &&
               std::is_convertible<typename value::pointer, Param>::value);
@@ -90,9 +81,8 @@ struct argument_traits {
   static constexpr bool ok = !temporary_owner && !bad_parameter && copyable && converts;
 };
 
-/// Instantiated only for a call that does not type-check, to say why in one message. The
-/// compiler's note names this function with the argument's position I (from 0), the
-/// argument's type and the parameter's type.
+/// Instantiated only for a call that does not type-check; the compiler's note names it with the
+/// argument's position I (from 0), its type and the parameter's.
 template <std::size_t I, class Arg, class Param>
 constexpr void argument_check() {
   using t = argument_traits<Arg, Param>;
@@ -128,6 +118,5 @@ struct parameter_list {
     (argument_check<I, Args, Params>(), ...);
   }
 };
-
 }  // namespace detail
 UNIMEM_END_NAMESPACE

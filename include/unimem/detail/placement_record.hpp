@@ -1,14 +1,7 @@
-// unimem: what a managed buffer knows of where its pages are, so that a tagged launch over data
-// already on its GPU costs what an untagged one does. Not a public header; runtime-free.
-//
-// A record is one word in the buffer (no table, nothing keyed by address): "unimem placed all of
-// this buffer on device d (moved there, or mapped for d) when the process's host-access log
-// (host_access.hpp) had n entries". It holds, whole, while no later entry of the log meets the
-// buffer; where later entries say the host touched parts of it, those parts alone are placed
-// again (placement.hpp). The log is the process's, shared by every copy of unimem in it, so a
-// record in a buffer means the same in every shared library. A record that holds when the pages
-// have moved anyway (memory evicted, a raw prefetch, a raw kernel on another GPU) costs speed,
-// never data: managed memory stays coherent wherever its pages are.
+// unimem (not public, runtime-free): where a buffer's pages are, so a tagged launch over placed
+// data costs what an untagged one does. Holds while no later entry of the process-wide host-access
+// log (host_access.hpp) meets the buffer; a record that holds when pages moved anyway (eviction,
+// a raw prefetch) costs speed, never data.
 #pragma once
 
 #include "../config.hpp"
@@ -20,11 +13,8 @@
 
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
-
-/// Where unimem last placed a whole buffer, and the host-access log's newest entry of that
-/// moment (host_access::now()), in one atomic word: bits 56-63 the device + 1 (0: nothing
-/// recorded), bit 55 mapped (else moved), bits 0-54 the entry's number. Buffers hold one; copies
-/// of the word are made only by moves.
+/// Where unimem last placed a whole buffer, and the log's newest entry then, in one atomic word:
+/// bits 56-63 device + 1 (0: none), bit 55 mapped (else moved), bits 0-54 the entry. Move-only.
 class placement_record {
  public:
   /// What a placement leaves: all of the buffer moved to device d, or mapped for it.
@@ -54,8 +44,7 @@ class placement_record {
   void set(std::uint64_t s) noexcept { word_.store(s); }
   /// Forgets: the next tagged launch places the buffer again.
   void forget() noexcept { word_.store(0); }
-  /// The stamp recorded now (0: none), to be kept with the memory when its owner gives it
-  /// back to a pool and set() on the next owner of the same memory (managed_pool.hpp).
+  /// The stamp now (0: none); a pool keeps it with returned memory for its next owner.
   [[nodiscard]] std::uint64_t word() const noexcept { return word_.load(); }
   /// Exchanges two records (buffers swap their allocations).
   void swap(placement_record& other) noexcept {
@@ -73,6 +62,5 @@ class placement_record {
   }
   atomic_cell<std::uint64_t> word_{0};
 };
-
 }  // namespace detail
 UNIMEM_END_NAMESPACE

@@ -236,7 +236,8 @@ inline void drain(region* r) noexcept {
     const bool known = static_cast<unsigned char>(e[0]) == uvm::cpu_fault && address != 0;
     append(r, known ? lo : 0, known ? lo + block_bytes : everywhere, false, before);
   }
-  c.get_ahead = c.get_behind = get;
+  c.get_ahead = get;  // two statements: a chained assignment to volatile is deprecated in C++20
+  c.get_behind = get;
   r->queue_get.store(get);
   if (c.dropped[uvm::cpu_fault] != r->dropped_seen) {
     r->dropped_seen = c.dropped[uvm::cpu_fault];

@@ -154,6 +154,7 @@ summary_row() {
   awk -v tc="$1" -v where="$2" '
     /^=== step (configure|build): / { step[substr($3, 1, length($3) - 1)] = $4 ", " $6 " s" }
     /^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+/ { failed = $4; total = $9; ran = 1; skipped = 0 }
+    /^[0-9]+% tests passed out of [0-9]+/ { failed = 0; total = $6; ran = 1; skipped = 0 }  # CTest 4.4
     /^No tests were found/ { total = 0; failed = 0; ran = 1 }
     /^The following tests did not run:/ { listing = 1; next }
     listing && /\(Skipped\)$/ { skipped++ }

@@ -290,9 +290,10 @@ inline void switch_to(region* r, signal s) noexcept {
 /// Takes in new page faults (under the lock; not on uvm_events). Tries attach() at the first look
 /// where the log is shared and UNIMEM_HOST_ACCESS allows; without a UVM descriptor yet, again every
 /// retry_faults faults (a runtime start takes thousands; a try costs 200 us to their 3.6 ms).
-inline void decide(region* r, int (*attach)(region*)) noexcept {
-  const std::uint64_t f = host_faults();
-  if (f == r->faults_seen.load()) return;
+/// f: the count now() just read (the count only grows: one older than what another thread took
+/// in changes nothing).
+inline void decide(region* r, int (*attach)(region*), std::uint64_t f) noexcept {
+  if (f <= r->faults_seen.load()) return;
   r->faults_seen.store(f);
   append(r, 0, everywhere, false);
   r->source.store(static_cast<int>(signal::page_faults));
@@ -318,9 +319,10 @@ inline std::uint64_t now(region* r = the_region(),
     return r->newest.load();
   }
 #endif
-  if (host_faults() != r->faults_seen.load()) {
+  const std::uint64_t f = host_faults();
+  if (f != r->faults_seen.load()) {
     spin_guard g(r->lock);
-    if (r->source.load() != static_cast<int>(signal::uvm_events)) decide(r, attach);
+    if (r->source.load() != static_cast<int>(signal::uvm_events)) decide(r, attach, f);
   }
   return r->newest.load();
 }

@@ -1,7 +1,7 @@
 // unimem-mpi-bench: unimem::mpi against MPI written by hand, two ranks with one GPU each.
 // Run: mpiexec -n 2 unimem-mpi-bench [--iterations N] [--cols N] [--rows N] [--reps N]
-// [--max-mib N] [--only halo,bandwidth,overlap,awareness] [--csv FILE] [--quick]. Rank 0
-// prints.
+// [--max-mib N] [--seed N] [--only halo,bandwidth,overlap,awareness] [--csv FILE] [--quick].
+// Rank 0 prints.
 //
 //   awareness  what unimem::mpi found: GPU-aware or not (and who said so), the MPI library,
 //              the managed path, the ranks and their GPUs.
@@ -109,6 +109,7 @@ struct options {
   int iterations = 1000;      ///< timed halo iterations per repetition
   int reps = 5;               ///< repetitions (the median is reported)
   std::size_t max_mib = 1024; ///< the largest ping-pong message
+  unsigned seed = 26;         ///< the bandwidth columns' shuffle
   std::string only;           ///< ",a,b,": only these sections (empty: all)
   std::string csv;
   bool help = false;
@@ -125,6 +126,7 @@ const char* const usage =
     "  --reps        repetitions; medians are reported (5)\n"
     "  --max-mib     the largest ping-pong message in MiB (1024; sizes from 4 KiB in powers "
     "of 4)\n"
+    "  --seed        the bandwidth columns' shuffle, the same on both ranks (26)\n"
     "  --quick       --iterations 200 --reps 3 --max-mib 16\n";
 
 /// Parses the command line the same way on every rank; an empty string means fine.
@@ -156,6 +158,8 @@ std::string parse(int argc, char** argv, options& o) {
       if ((e = number(2, 1 << 20, x)).empty()) o.rows = static_cast<std::size_t>(x);
     } else if (a == "--reps") {
       if ((e = number(1, 1000, x)).empty()) o.reps = static_cast<int>(x);
+    } else if (a == "--seed") {
+      if ((e = number(0, 1000000, x)).empty()) o.seed = static_cast<unsigned>(x);
     } else if (a == "--max-mib") {
       if ((e = number(1, 8192, x)).empty()) o.max_mib = static_cast<std::size_t>(x);
     } else if (a == "--only") {
@@ -805,7 +809,7 @@ void bandwidth(const options& o, int device_id) {
   std::vector<std::vector<double>> gbps(n_bandwidth);  // by column, then size
   std::vector<std::size_t> order(n_bandwidth);
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::mt19937 shuffler(26);  // the same on both ranks: they must take the columns in one order
+  std::mt19937 shuffler(o.seed);  // the same on both ranks: they take the columns in one order
   int index = 0;
   for (const std::size_t bytes : sizes) {
     const std::size_t n = bytes / sizeof(double);

@@ -136,6 +136,22 @@ TEST(Deprecated, IdIsDeviceId) {
   EXPECT_EQ(unimem::device::current().id(), unimem::device::current().device_id());
 }
 
+TEST(Deprecated, LaunchConfigDeviceIsDeviceId) {
+  const unimem::launch_config c = unimem::launch_config().on_device(3);
+  EXPECT_EQ(c.device, 3) << "on_device() sets the old name too";
+  EXPECT_EQ(c.device_id, 3);
+  unimem::launch_config old;
+  old.device = 1;  // code written against the old name: still names the launching device
+  EXPECT_TRUE(old.names_device());
+  EXPECT_EQ(old.named_device(), 1);
+  unimem::launch_config both;
+  both.device = 1;
+  both.device_id = 2;  // the new name wins where both are set
+  EXPECT_EQ(both.named_device(), 2);
+  const unimem::launch_config copy = both;  // copies of the struct do not warn
+  EXPECT_EQ(copy.device, 1);
+}
+
 TEST(Deprecated, UnspecifiedDeviceIsNoDevice) {
   const unimem::launch_config c;
   EXPECT_EQ(c.device, unimem::unspecified_device);

@@ -205,10 +205,10 @@ TEST(AccessTags, ReachTheKernelAsViewsOrPointers) {
 TEST(PlacementRecord, HoldsItsOwnStampUntilForgotten) {
   using unimem::detail::placement_record;
   placement_record r;
-  const auto moved0 = placement_record::stamp(0, false, 1234);
-  const auto mapped0 = placement_record::stamp(0, true, 1234);
-  const auto moved1 = placement_record::stamp(1, false, 1234);
-  const auto later = placement_record::stamp(0, false, 1235);
+  const auto moved0 = placement_record::make_stamp(0, false, 1234);
+  const auto mapped0 = placement_record::make_stamp(0, true, 1234);
+  const auto moved1 = placement_record::make_stamp(1, false, 1234);
+  const auto later = placement_record::make_stamp(0, false, 1235);
   EXPECT_FALSE(r.holds(moved0)) << "a new record knows nothing";
   r.set(moved0);
   EXPECT_TRUE(r.holds(moved0));
@@ -226,12 +226,15 @@ TEST(PlacementRecord, HoldsItsOwnStampUntilForgotten) {
   other.forget();
   EXPECT_FALSE(other.holds(moved0));
   // Counts wrap within their 55 bits; devices past 254 are never recorded (always placed).
-  EXPECT_EQ(placement_record::stamp(3, false, std::uint64_t{1} << 55),
-            placement_record::stamp(3, false, 0));
-  EXPECT_EQ(placement_record::stamp(255, false, 7), 0u);
-  EXPECT_EQ(placement_record::stamp(-1, false, 7), 0u);
-  other.set(placement_record::stamp(255, false, 7));
-  EXPECT_FALSE(other.holds(placement_record::stamp(255, false, 7)));
+  EXPECT_EQ(placement_record::make_stamp(3, false, std::uint64_t{1} << 55),
+            placement_record::make_stamp(3, false, 0));
+  EXPECT_EQ(placement_record::make_stamp(255, false, 7), 0u);
+  EXPECT_EQ(placement_record::make_stamp(-1, false, 7), 0u);
+  EXPECT_EQ(placement_record::make_stamp(unimem::no_device, false, 7), 0u);
+  EXPECT_EQ(placement_record::device_of(moved1), 1);
+  EXPECT_EQ(placement_record::device_of(0), unimem::no_device) << "no stamp names no device";
+  other.set(placement_record::make_stamp(255, false, 7));
+  EXPECT_FALSE(other.holds(placement_record::make_stamp(255, false, 7)));
 }
 
 TEST(PlacementRecord, TagsOfBuffersCarryItViewsAndVectorsDoNot) {
@@ -247,14 +250,14 @@ TEST(PlacementRecord, TagsOfBuffersCarryItViewsAndVectorsDoNot) {
   EXPECT_EQ(unimem::in(v).record, nullptr);
   EXPECT_EQ(unimem::detail::record_of(v), nullptr);
   // The record belongs to the buffer object: a moved buffer takes what its source knew.
-  r->set(unimem::detail::placement_record::stamp(0, false, 99));
+  r->set(unimem::detail::placement_record::make_stamp(0, false, 99));
   unimem::managed_buffer<int> moved(std::move(b));
   EXPECT_TRUE(unimem::detail::record_of(moved)->holds(
-      unimem::detail::placement_record::stamp(0, false, 99)));
-  EXPECT_FALSE(r->holds(unimem::detail::placement_record::stamp(0, false, 99)));
+      unimem::detail::placement_record::make_stamp(0, false, 99)));
+  EXPECT_FALSE(r->holds(unimem::detail::placement_record::make_stamp(0, false, 99)));
   unimem::host_touched(moved);  // forgets; no runtime call, so no GPU needed
   EXPECT_FALSE(unimem::detail::record_of(moved)->holds(
-      unimem::detail::placement_record::stamp(0, false, 99)));
+      unimem::detail::placement_record::make_stamp(0, false, 99)));
 }
 
 TEST(HostFaults, EveryFirstTouchOfAPageAndEveryDeliberateFaultCounts) {
@@ -1308,11 +1311,10 @@ void expect_placement_calls(B& b, unimem::stream& s, bool takes_advice) {
   EXPECT_EQ(unimem_test::lists(unimem::accessed_by(b), gpu), takes_advice);
   EXPECT_EQ(unimem::unadvise(b, advice::accessed_by, gpu), advised);
   EXPECT_TRUE(unimem::accessed_by(b).empty());
-  if (takes_advice) {  // an intent is advice
-    EXPECT_EQ(unimem::set_intent(b, unimem::intent::map, gpu), hint_status::applied);
-    EXPECT_EQ(unimem::get_intent(b), unimem::intent::map);
-    EXPECT_EQ(unimem::set_intent(b, unimem::intent::move, gpu), hint_status::applied);
-  }
+  // An intent is advice: where the runtime takes none, map is unsupported (moved instead).
+  EXPECT_EQ(unimem::set_intent(b, unimem::intent::map, gpu), advised);
+  EXPECT_EQ(unimem::get_intent(b), takes_advice ? unimem::intent::map : unimem::intent::move);
+  EXPECT_EQ(unimem::set_intent(b, unimem::intent::move, gpu), hint_status::applied);
   EXPECT_EQ(unimem::get_intent(b), unimem::intent::move);
   unimem::host_touched(b);
   unimem::launch(migration_fill, unimem::grid_for(b.size()).on(s), unimem::out(b), 3);
@@ -1320,6 +1322,20 @@ void expect_placement_calls(B& b, unimem::stream& s, bool takes_advice) {
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < b.size(); ++i) wrong += b[i] != 3 + static_cast<int>(i);
   EXPECT_EQ(wrong, 0u);
+  // A map tag where no advice is taken: the launch moves the pages instead, and runs.
+  unimem::launch(migration_fill, unimem::grid_for(b.size()).on(s),
+                 unimem::out(b, unimem::intent::map), 5);
+  EXPECT_EQ(unimem::ready_for_host(b, s), hint_status::applied);
+  wrong = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) wrong += b[i] != 5 + static_cast<int>(i);
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(unimem::get_intent(b), takes_advice ? unimem::intent::map : unimem::intent::move);
+  if (!takes_advice) {  // and the throwing policy says so
+    const unimem::unsupported_policy before = unimem::get_unsupported_policy();
+    unimem::set_unsupported_policy(unimem::unsupported_policy::throw_error);
+    EXPECT_THROW(unimem::set_intent(b, unimem::intent::map, gpu), unimem::error);
+    unimem::set_unsupported_policy(before);
+  }
 }
 
 TEST(PlacementGpu, PoolBuffersTakeTheSamePlacementCallsAsManagedBuffers) {

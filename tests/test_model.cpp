@@ -208,16 +208,14 @@ enum class hint : std::uint8_t {
 };
 
 // op::form bits: which of the API's spellings runs an operation.
-constexpr std::uint8_t kWhole = 1;           // the whole buffer as its own type (or a member call)
+constexpr std::uint8_t kWhole = 1;           // the whole buffer as its own type
 constexpr std::uint8_t kWholeSource = 2;     // copy: the whole source buffer as its own type
 constexpr std::uint8_t kToHost = 4;          // prefetch: to the host, not the device
 constexpr std::uint8_t kMapped = 4;          // set_intent: mapped, not moved
 constexpr std::uint8_t kNamedGpu = 8;        // set_intent: the GPU named
 constexpr std::uint8_t kOnAnotherThread = 1;  // host_faults: on a second thread
-constexpr std::uint8_t kOtherSpelling = 16;  // the free function or stream_ref form instead
-                                             // (pool buffers have no placement members: a
-                                             // whole-buffer prefetch or ready_for_host of one
-                                             // always has it)
+constexpr std::uint8_t kOtherSpelling = 16;  // the other form: operator[] for data(), advice
+                                             // without a location, a stream_ref for a stream
 
 struct op {
   op_kind kind = op_kind::check;
@@ -355,11 +353,10 @@ std::string describe(const op& o, std::size_t index) {
       break;
     case op_kind::prefetch:
       r << "prefetch s" << s << ": " << ra << " -> " << ((o.form & kToHost) ? "host" : "device")
-        << ((o.form & kWhole) ? ((o.form & kOtherSpelling) ? " (prefetch(buffer))" : " (member)")
-                              : "");
+        << ((o.form & kWhole) ? " (prefetch(buffer))" : "");
       break;
     case op_kind::advise:
-      r << name(o.h) << ": " << ra << ((o.form & kWhole) ? " (member)" : "");
+      r << name(o.h) << ": " << ra << ((o.form & kWhole) ? " (buffer)" : "");
       break;
     case op_kind::set_intent:
       r << "set_intent " << ((o.form & kMapped) ? "mapped" : "moved")
@@ -387,9 +384,7 @@ std::string describe(const op& o, std::size_t index) {
       r << "ready_for_host";
       if (s >= 0) r << " s" << s;
       r << ": " << ra
-        << ((o.form & kWhole)
-                ? ((o.form & kOtherSpelling) ? " (ready_for_host(buffer))" : " (member)")
-                : "");
+        << ((o.form & kWhole) ? " (ready_for_host(buffer))" : "");
       if (s < 0) r << " (waits for the device)";
       break;
     case op_kind::host_write:
@@ -875,11 +870,7 @@ class generator {
     o.a = static_cast<std::int8_t>(pick_placeable());
     pick_range(o.a, o);
     if (rng_.percent(40)) o.form |= kToHost;
-    if (whole(o.a, o.a_off, o.len) && rng_.percent(60)) {
-      o.form |= kWhole;
-      // prefetch(buffer) or the member, which pool_buffer has not
-      if (rng_.percent(50) || slots_[o.a].mem == memory::pool) o.form |= kOtherSpelling;
-    }
+    if (whole(o.a, o.a_off, o.len) && rng_.percent(60)) o.form |= kWhole;  // prefetch(buffer)
     const int s = stream();
     o.s = static_cast<std::int8_t>(s);
     order_for(s, o.a);
@@ -987,11 +978,7 @@ class generator {
     o.kind = op_kind::ready_for_host;
     o.a = static_cast<std::int8_t>(pick_placeable());
     pick_range(o.a, o);
-    if (whole(o.a, o.a_off, o.len) && rng_.percent(50)) {
-      o.form |= kWhole;
-      // ready_for_host(buffer) or the member, which pool_buffer has not
-      if (rng_.percent(50) || slots_[o.a].mem == memory::pool) o.form |= kOtherSpelling;
-    }
+    if (whole(o.a, o.a_off, o.len) && rng_.percent(50)) o.form |= kWhole;  // ready_for_host(b)
     if (rng_.percent(30)) {  // no stream: it waits for the device first
       emit(o);
       done_ = queued_;
@@ -1438,12 +1425,6 @@ class executor {
       }
     });
   }
-  /// Whether Buffer has the placement members (managed_buffer; pool_buffer has not).
-  template <class Buffer>
-  static constexpr bool has_placement_members() {
-    return std::is_same<Buffer, unimem::managed_buffer<int>>::value;
-  }
-
   template <class Buffer>
   Buffer make(const op& o) {
     switch (o.how) {
@@ -1574,25 +1555,11 @@ class executor {
     }
   }
 
-  /// Throws when the generator asks for a member call of a buffer without one (pool_buffer).
-  template <class Buffer>
-  static void expect_member(const Buffer&) {
-    if (!has_placement_members<Buffer>()) {
-      throw std::logic_error("a placement member call on a pool_buffer, which has none");
-    }
-  }
-
   void prefetch(const op& o) {
     const unimem::location l = (o.form & kToHost) ? unimem::location::host() : gpu();
     visit_managed_memory(o.a, [&](auto& b) {
-      using buffer_type = std::decay_t<decltype(b)>;
-      if ((o.form & kWhole) && (o.form & kOtherSpelling)) {
+      if (o.form & kWhole) {
         expect_not_empty(unimem::prefetch(b, l, stream(o.s)));
-      } else if (o.form & kWhole) {
-        expect_member(b);
-        if constexpr (has_placement_members<buffer_type>()) {
-          expect_not_empty(unimem::prefetch(b, l, stream(o.s)));
-        }
       } else {
         expect_not_empty(unimem::prefetch(b.view().subview(o.a_off, o.len), l, stream(o.s)));
       }
@@ -1661,18 +1628,10 @@ class executor {
 
   void ready_for_host(const op& o) {
     visit_managed_memory(o.a, [&](auto& b) {
-      using buffer_type = std::decay_t<decltype(b)>;
       const unimem::view<int> v = b.view().subview(o.a_off, o.len);
-      const bool whole_buffer = (o.form & kWhole) != 0;
-      if (whole_buffer && (o.form & kOtherSpelling)) {  // ready_for_host(buffer[, s])
+      if (o.form & kWhole) {  // ready_for_host(buffer[, s])
         expect_not_empty(o.s < 0 ? unimem::ready_for_host(b)
                                  : unimem::ready_for_host(b, stream(o.s)));
-      } else if (whole_buffer) {
-        expect_member(b);
-        if constexpr (has_placement_members<buffer_type>()) {
-          expect_not_empty(o.s < 0 ? unimem::ready_for_host(b)
-                                   : unimem::ready_for_host(b, stream(o.s)));
-        }
       } else if (o.s < 0) {
         expect_not_empty(unimem::ready_for_host(v));
       } else {
@@ -2022,9 +1981,6 @@ std::string ordering_violation(const sequence& seq) {
         if (buf(o.a).mem == memory::pool) {
           if (o.kind == op_kind::advise) return where + "advice for pool memory";
           if (o.kind == op_kind::set_intent) return where + "an intent for pool memory";
-          if ((o.form & kWhole) && !(o.form & kOtherSpelling)) {
-            return where + "a member call pool_buffer has not";
-          }
         }
         if ((o.form & kWhole) && (o.a_off != 0 || o.len != buf(o.a).n)) {
           return where + "a part passed as a whole buffer";
@@ -2429,9 +2385,9 @@ TEST(Model, GeneratedSequencesObeyTheOrderingRules) {
     EXPECT_EQ(ordering_violation(fine), "") << name(p);
   }
   op whole_prefetch = on_stream(make_op(op_kind::prefetch, 0, 0, 64), 1);
-  whole_prefetch.form = kWhole | kOtherSpelling;
+  whole_prefetch.form = kWhole;
   op whole_ready = make_op(op_kind::ready_for_host, 0, 0, 64);
-  whole_ready.form = kWhole | kOtherSpelling;
+  whole_ready.form = kWhole;
   op set_stream = on_stream(make_op(op_kind::destroy, 0), 1);
   for (const op& allowed : {whole_prefetch, whole_ready, set_stream}) {
     sequence fine = pool;
@@ -2451,10 +2407,6 @@ TEST(Model, GeneratedSequencesObeyTheOrderingRules) {
   mapped_source.source = pass::in_mapped;
   mapped_source.block = 32;
   forbidden.emplace_back(mapped_source, "a mapped tag for pool memory");
-  whole_prefetch.form = kWhole;
-  forbidden.emplace_back(whole_prefetch, "a member call pool_buffer has not");
-  whole_ready.form = kWhole;
-  forbidden.emplace_back(whole_ready, "a member call pool_buffer has not");
   for (init how : {init::zeros, init::value, init::uninitialized_fill, init::iota,
                    init::first_touch_location, init::first_touch_stream}) {
     const bool managed_only = how == init::first_touch_location || how == init::first_touch_stream;

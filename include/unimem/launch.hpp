@@ -87,7 +87,7 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void choose_launch_device(const lau
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   const int d =
-      device_for(cfg.device, cfg.stream, "unimem::launch", "launch_config::on_device()", where);
+      device_for(cfg.named_device(), cfg.stream, "unimem::launch", "launch_config::on_device()", where);
   const int current = current_device_id(where);
   id = current;
   if (d == no_device || d == current) return;
@@ -106,13 +106,13 @@ class launch_device {
   launch_device(const launch_config& cfg, bool tagged, call_site where) {
     // No named device, tags or stream that knows its device: the current one, no query.
     if (cfg.names_device() || tagged || cfg.stream.knows_device()) {
-      choose_launch_device(cfg, where, id, restore_);
+      choose_launch_device(cfg, where, device_id, restore_);
     }
   }
   launch_device(const launch_device&) = delete;
   launch_device& operator=(const launch_device&) = delete;
 
-  int id = -1;  ///< the launching device; -1: the current one, not asked
+  int device_id = no_device;  ///< the launching device; no_device: the current one, not asked
 
  private:
   device_restore restore_;  // the device current before, where the launch switched
@@ -165,7 +165,7 @@ void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, ca
 /// next synchronisation; an empty grid launches nothing. Tagged arguments are placed on the
 /// launching device on cfg.stream first (moved, or mapped where their intent says so); a
 /// managed_buffer placed there before costs nothing unless the host touched it since, and then
-/// only the touched 2 MiB blocks move (docs/architecture.md). The launching device: cfg.device
+/// only the touched 2 MiB blocks move (docs/architecture.md). The launching device: cfg.device_id
 /// (made current for the launch); else the stream's where known (a native handle is asked only
 /// with tags); else the current one. Errors name the launch() call's file and line.
 /// @code
@@ -173,7 +173,7 @@ void place_for_launch(placement_range (&ranges)[N], int device, stream_ref s, ca
 ///   unimem::launch(vector_add, unimem::grid_for(n), a, b, c, n);
 /// @endcode
 /// @throws unimem::error when the runtime rejects the launch, or the stream belongs to another
-/// device than cfg.device.
+/// device than cfg.device_id.
 /// @throws unimem::invalid_argument when a block extent is zero.
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), detail::located_config located, Args&&... args) {
@@ -194,7 +194,7 @@ void launch(void (*kernel)(Params...), detail::located_config located, Args&&...
           detail::placement_range ranges[tagged];
           detail::placement_range* next = ranges;
           (detail::collect_tag(next, args), ...);
-          detail::place_for_launch(ranges, launching.id, cfg.stream, where, later);
+          detail::place_for_launch(ranges, launching.device_id, cfg.stream, where, later);
         }
         detail::launch_parameters(
             kernel, cfg, where,

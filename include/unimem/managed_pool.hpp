@@ -61,14 +61,14 @@ inline std::size_t pool_block_bytes(std::size_t bytes) noexcept {
 }
 
 /// Memory of a pool: bytes asked for (live), size class and free event (caching allocator), its
-/// last free (on `stream`; completed when `done`) and the placement record its last owner left.
+/// last free (on `stream`; completed when `done`) and the placement stamp its last owner left.
 struct pool_block {
   void* p = nullptr;
   std::size_t asked = 0, size_class = 0;
   backend::event_handle event = nullptr;
   backend::stream_handle stream = nullptr;
   bool done = true;
-  std::uint64_t record = 0;
+  std::uint64_t stamp = 0;
 };
 
 /// Stream-ordered allocation over a policy that supplies the memory (caching_pool, runtime_pool):
@@ -96,10 +96,10 @@ class pool_core {
   int device_id() const noexcept { return device_.device_id(); }
   native_status status() const noexcept { return status_; }
   /// `bytes` (> 0, checked) in the order of stream s; with for_host, ready for the host too.
-  /// `record` receives the last owner's placement record (0: new memory), so that a tagged launch
+  /// `stamp` receives the last owner's placement stamp (0: new memory), so that a tagged launch
   /// over reused memory still on its GPU moves nothing (a stale record costs a prefetch only).
   void* allocate(std::size_t bytes, backend::stream_handle s, bool for_host, call_site where,
-                 std::uint64_t* record = nullptr) {
+                 std::uint64_t* stamp = nullptr) {
     const pool_block b = take(bytes, s, for_host, where);
     backend::result w{backend::success, ""};
     if (!b.done && b.event != nullptr) {  // freed on a stream with s's handle, maybe another
@@ -111,11 +111,11 @@ class pool_core {
       untake(b, s);
       throw_error(w, where, "managed_pool: ordering the memory after its last free");
     }
-    if (record != nullptr) *record = b.record;
+    if (stamp != nullptr) *stamp = b.stamp;
     return b.p;
   }
-  /// Gives p back in the order of s with its owner's placement record; ignores p not live here.
-  virtual void deallocate(void* p, backend::stream_handle s, std::uint64_t record) noexcept = 0;
+  /// Gives p back in the order of s with its owner's placement stamp; ignores p not live here.
+  virtual void deallocate(void* p, backend::stream_handle s, std::uint64_t stamp) noexcept = 0;
   /// Returns free memory to the runtime until the pool holds at most `keep` bytes.
   virtual void trim_to(std::size_t keep, call_site where) = 0;
   /// The managed_pool is gone: free memory goes back now, allocations still out on their return.
@@ -187,7 +187,7 @@ class caching_pool final : public pool_core {
  public:
   using pool_core::pool_core;
 
-  void deallocate(void* p, backend::stream_handle s, std::uint64_t record) noexcept override {
+  void deallocate(void* p, backend::stream_handle s, std::uint64_t stamp) noexcept override {
     pool_block b;
     bool release = false;
     {
@@ -197,7 +197,7 @@ class caching_pool final : public pool_core {
     }
     b.stream = s;
     b.done = false;
-    b.record = record;
+    b.stamp = stamp;
     if (!release) {
       // The free's point unknown: wait for the stream, or else give the block back.
       backend::result r = backend::event_record(b.event, s);
@@ -432,13 +432,13 @@ class runtime_pool final : public pool_core {
     }
   }
 
-  void deallocate(void* p, backend::stream_handle s, std::uint64_t record) noexcept override {
+  void deallocate(void* p, backend::stream_handle s, std::uint64_t stamp) noexcept override {
     {  // forgotten before the runtime's free: the runtime may hand p out again at once
       spin_guard lock(lock_);
       pool_block b;
       if (!untrack(p, b)) return;
-      if (record != 0) {
-        b.record = record;
+      if (stamp != 0) {
+        b.stamp = stamp;
         recent_[next_] = b;
         next_ = (next_ + 1) % recent_count;
       }
@@ -465,9 +465,9 @@ class runtime_pool final : public pool_core {
     try {
       spin_guard lock(lock_);
       track(b, bytes);
-      for (pool_block& x : recent_) {  // the record left at p by a free of at least `bytes`
+      for (pool_block& x : recent_) {  // the stamp left at p by a free of at least `bytes`
         if (x.p != b.p) continue;
-        b.record = x.asked >= bytes ? x.record : 0;
+        b.stamp = x.asked >= bytes ? x.stamp : 0;
         x = pool_block{};
         break;
       }
@@ -478,7 +478,7 @@ class runtime_pool final : public pool_core {
     return b;
   }
   void untake(const pool_block& b, backend::stream_handle s) noexcept override {
-    deallocate(b.p, s, b.record);
+    deallocate(b.p, s, b.stamp);
   }
   std::size_t bytes_held(call_site where) override {
     unsigned long long reserved = 0;
@@ -491,7 +491,7 @@ class runtime_pool final : public pool_core {
 
   static constexpr int recent_count = 16;
   const backend::mem_pool_handle pool_;
-  pool_block recent_[recent_count];  // the last frees with a record, under the lock
+  pool_block recent_[recent_count];  // the last frees with a stamp, under the lock
   int next_ = 0;
 };
 #endif
@@ -691,7 +691,7 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
   /// out; unimem::error when the runtime fails; unimem::invalid_argument for a moved-from pool.
   pool_buffer(size_type n, managed_pool& pool, stream_ref s = {},
               call_site where = call_site::current())
-      : pool_buffer(n, pool, s, where, record_slot{}) {}
+      : pool_buffer(n, pool, s, where, stamp_slot{}) {}
 
   pool_buffer(const pool_buffer&) = delete;             ///< Not copyable: owns its memory.
   pool_buffer& operator=(const pool_buffer&) = delete;  ///< Not copyable: owns its memory.
@@ -709,7 +709,7 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
   /// @brief Gives the memory back to its pool in the order of stream(); never throws.
   ~pool_buffer() {
     if (this->data() != nullptr && core_ != nullptr) {
-      core_->deallocate(this->data(), stream_.get(), record_.word());
+      core_->deallocate(this->data(), stream_.get(), record_.stamp());
     }
     detail::pool_core::release(core_);
   }
@@ -728,11 +728,11 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
   friend void swap(pool_buffer& a, pool_buffer& b) noexcept { a.swap(b); }
 
  private:
-  /// The placement record the pool kept with the memory (the base is made before record_).
-  struct record_slot {
+  /// The placement stamp the pool kept with the memory (the base is made before record_).
+  struct stamp_slot {
     std::uint64_t value = 0;
   };
-  pool_buffer(size_type n, managed_pool& pool, stream_ref s, call_site where, record_slot&& kept)
+  pool_buffer(size_type n, managed_pool& pool, stream_ref s, call_site where, stamp_slot&& kept)
       : base(detail::owned_array<T, detail::pool_memory>(
             n, detail::pool_memory::buffer_name, where,
             [&pool, s, &kept](std::size_t bytes, const char*, call_site w) {

@@ -153,13 +153,29 @@ inline void add_accessor(const void* p, std::size_t bytes, int d, call_site wher
     check(backend::advise(p, bytes, backend::mem_advice::set_accessed_by, {false, d}), where);
   }
 }
-/// Maps the range for d (preferred location host, accessed-by d), giving only missing advice.
-inline void map_range(const void* p, std::size_t bytes, int d, call_site where) {
-  if (!is_mapped(p, bytes, where)) {
-    check(backend::advise(p, bytes, backend::mem_advice::set_preferred_location, {true, -1}),
-          where);
+/// Whether the runtime refused advice as not supported for this memory (CUDA 13's pools of
+/// managed memory, H200, driver 580), the unsupported_policy applied (it may throw); else checks r.
+inline bool refuses_advice(const backend::result& r, const char* what, call_site where) {
+  if (r.code != backend::error_not_supported) {
+    check(r, where);
+    return false;
+  }
+  backend::forget_if_last(r.code);
+  (void)refused_hint(what, where, "the runtime takes no advice for this memory");
+  return true;
+}
+/// Maps the range for d (preferred location host, accessed-by d), giving only missing advice;
+/// false (nothing mapped) where the runtime takes no advice for this memory.
+inline bool map_range(const void* p, std::size_t bytes, int d, const char* what,
+                      call_site where) {
+  if (!is_mapped(p, bytes, where) &&
+      refuses_advice(backend::advise(p, bytes, backend::mem_advice::set_preferred_location,
+                                     {true, -1}),
+                     what, where)) {
+    return false;
   }
   add_accessor(p, bytes, d, where);
+  return true;
 }
 /// Undoes a mapping: withdraws preferred location host and every device's accessed-by advice.
 inline void unmap_range(const void* p, std::size_t bytes, call_site where) {
@@ -187,7 +203,7 @@ struct touched_later {
   host_access::span spans[capacity];
   int count = 0;
   std::size_t blocks = 0;
-  int device = -1;
+  int device = no_device;
 
   /// Keeps the spans to move after the launch; false (nothing kept) where too many.
   bool keep(const host_access::span* parts, int n, int d) noexcept {
@@ -195,7 +211,7 @@ struct touched_later {
     for (int k = 0; k < n; ++k) {
       more += (parts[k].hi - parts[k].lo + host_access::block_bytes - 1) / host_access::block_bytes;
     }
-    if (count + n > capacity || blocks + more > blocks_max || (device >= 0 && device != d)) {
+    if (count + n > capacity || blocks + more > blocks_max || (device != no_device && device != d)) {
       return false;
     }
     for (int k = 0; k < n; ++k) spans[count++] = parts[k];
@@ -222,7 +238,7 @@ struct touched_later {
 inline int still_needed(const placement_range& r, int d, std::uint64_t now,
                         host_access::span* parts) noexcept {
   if (r.record == nullptr) return -1;
-  const std::uint64_t w = r.record->word();
+  const std::uint64_t w = r.record->stamp();
   if (w == 0 || placement_record::device_of(w) != d) return -1;
   const bool mapped = placement_record::mapped_of(w);
   const bool accepted = mapped ? (r.how == intent_choice::follow || r.how == intent_choice::map)
@@ -272,17 +288,16 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
                   where);
           }
         }
-        const std::uint64_t w = r.record->word();
+        const std::uint64_t w = r.record->stamp();
         if (placement_record::entry_of(w) != placement_record::entry_of(now)) {
-          r.record->set(placement_record::stamp(d, placement_record::mapped_of(w), now));
+          r.record->set(placement_record::make_stamp(d, placement_record::mapped_of(w), now));
         }
         continue;
       }
     }
     bool mapped = false;
     if (r.how == intent_choice::map && d >= 0) {
-      map_range(r.ptr, r.bytes, d, where);
-      mapped = true;
+      mapped = map_range(r.ptr, r.bytes, d, what, where);  // else moved: no advice taken
     } else if (r.how == intent_choice::move && d >= 0) {
       unmap_range(r.ptr, r.bytes, where);
     } else if (r.how == intent_choice::follow) {
@@ -293,7 +308,7 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
     if (r.record == nullptr) {
       if (!mapped && (d < 0 || device_count(where) > 1)) host_access::announce(r.ptr, r.bytes);
     } else if (d >= 0) {
-      r.record->set(placement_record::stamp(d, mapped, now));
+      r.record->set(placement_record::make_stamp(d, mapped, now));
     } else {
       r.record->forget();
     }
@@ -326,13 +341,10 @@ inline hint_status advise_range(const placement_range& r, advice a, location l, 
                    : a == advice::preferred_location
                        ? (set ? m::set_preferred_location : m::unset_preferred_location)
                        : (set ? m::set_accessed_by : m::unset_accessed_by);
-  const backend::result res = backend::advise(r.ptr, r.bytes, native, {l.is_host(), l.device_id()});
-  if (res.code == backend::error_not_supported) {
-    // CUDA 13's pools of managed memory take no advice (measured on the H200, driver 580).
-    backend::forget_if_last(res.code);
-    return refused_hint(what, where, "the runtime takes no advice for this memory");
+  if (refuses_advice(backend::advise(r.ptr, r.bytes, native, {l.is_host(), l.device_id()}), what,
+                     where)) {
+    return hint_status::unsupported;
   }
-  check(res, where);
   if (r.record != nullptr) {
     r.record->forget();
   } else if (a != advice::read_mostly) {
@@ -355,14 +367,14 @@ inline hint_status set_intent_range(const placement_range& r, intent i, location
     return hint_status::unsupported;
   }
   if (i == intent::map) {
-    map_range(r.ptr, r.bytes, gpu.device_id(), where);
+    if (!map_range(r.ptr, r.bytes, gpu.device_id(), what, where)) return hint_status::unsupported;
   } else {
     unmap_range(r.ptr, r.bytes, where);
   }
   if (r.record == nullptr) {
     host_access::announce(r.ptr, r.bytes);
   } else if (i == intent::map) {
-    r.record->set(placement_record::stamp(gpu.device_id(), true, host_access::now()));
+    r.record->set(placement_record::make_stamp(gpu.device_id(), true, host_access::now()));
   } else {
     r.record->forget();
   }

@@ -33,7 +33,7 @@ struct stream_calls<stream_calls_tag> {
 inline int stream_device(stream_ref s, call_site where) {
   if (s.is_default()) return no_device;
   if (s.knows_device()) return s.device_id();
-  int id = -1;
+  int id = no_device;
   const backend::result r = backend::stream_device(s.get(), &id);
   if (r.code == backend::success) return id;
   if (r.code == backend::error_not_supported) return no_device;

@@ -923,17 +923,17 @@ TEST(FaultCountGpu, TaggedLaunchOverReusedPoolMemoryPrefetchesNothing) {
       unimem::pool_buffer<int> a(n, pool, s), b(n, pool, s), c(n, pool, s);
       const unimem::pool_buffer<int>* bufs[] = {&a, &b, &c};
       for (const auto* x : bufs) {
-        const std::uint64_t word = unimem_detail_placement_record(*x)->word();
+        const std::uint64_t stamp = unimem_detail_placement_record(*x)->stamp();
         bool known = false;
         for (const auto& l : left) {
           if (l.first == x->data()) {
-            EXPECT_EQ(word, l.second) << "round " << round << ": the last owner's record";
+            EXPECT_EQ(stamp, l.second) << "round " << round << ": the last owner's record";
             known = true;
             ++carried;
           }
         }
         if (!known) {
-          EXPECT_EQ(word, 0u) << "round " << round << ": memory new to the pool has no record";
+          EXPECT_EQ(stamp, 0u) << "round " << round << ": memory new to the pool has no record";
         }
       }
       fault::arm(0, 0);
@@ -942,8 +942,8 @@ TEST(FaultCountGpu, TaggedLaunchOverReusedPoolMemoryPrefetchesNothing) {
       const std::uint64_t f0 = ud::host_access::now();
       bool all_hold = true, none_holds = true;
       for (const auto* x : bufs) {
-        const bool holds =
-            unimem_detail_placement_record(*x)->holds(ud::placement_record::stamp(device, false, f0));
+        const bool holds = unimem_detail_placement_record(*x)->holds(
+            ud::placement_record::make_stamp(device, false, f0));
         all_hold = all_hold && holds;
         none_holds = none_holds && !holds;
       }
@@ -960,7 +960,7 @@ TEST(FaultCountGpu, TaggedLaunchOverReusedPoolMemoryPrefetchesNothing) {
       }
       left.clear();
       for (const auto* x : bufs) {
-        left.emplace_back(x->data(), unimem_detail_placement_record(*x)->word());
+        left.emplace_back(x->data(), unimem_detail_placement_record(*x)->stamp());
         EXPECT_NE(left.back().second, 0u) << "the tagged launch recorded its placement";
       }
     }  // each round's buffers go back in the order of s

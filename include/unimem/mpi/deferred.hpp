@@ -36,7 +36,8 @@ struct deferred_send {
 };
 /// The process's deferred sends in isend() order (non-overtaking: each is posted after every
 /// earlier one to its peer and communicator) and a cache of their events, under one mutex. One
-/// per shared library that uses unimem::mpi (docs/distributed.md).
+/// per shared library that uses unimem::mpi (docs/distributed.md). A mutex, not unimem's
+/// spin_guard: a blocking post holds it across event waits and MPI_Isend, where waiters sleep.
 class deferred_queue {
  public:
   /// An event of device d, cached or new; null when the runtime refuses.

@@ -233,6 +233,12 @@ const char* fallback_for(const std::string& scenario, const std::string& call, b
       (s == backend::error_not_supported || s == backend::error_invalid_value)) {
     return "\"the runtime refused a managed pool\": unimem's caching allocator serves";
   }
+  // A map tag where the runtime takes no advice (CUDA 13's pools of managed memory): the launch
+  // moves the pages instead, as unsupported_policy::ignore says; only launches have no status.
+  if (scenario.rfind("launch", 0) == 0 && call.find("MemAdvise(") != std::string::npos &&
+      s == backend::error_not_supported) {
+    return "\"the runtime takes no advice for this memory\": a map tag moves the pages instead";
+  }
   const bool pool = scenario.rfind("managed_pool", 0) == 0;
   if (pool && call.find("EventRecord(") != std::string::npos) {
     return "\"the free's point unknown\": the pool waits for the stream and keeps the block";

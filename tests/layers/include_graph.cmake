@@ -42,6 +42,7 @@ set(_allowed_detail/backend/fault.hpp atomic)  # only in unimem's fault-injectio
 # to_string(location) too; devices() and accessed_by() are std::vector.
 set(_allowed_device.hpp string vector)
 set(_allowed_placement.hpp string vector)
+set(_allowed_dlpack.hpp complex memory)  # std::complex element types, std::shared_ptr owners
 set(_allowed_placement_policy.hpp string)  # to_string(hint_status), a std::string (issue 25)
 # Errors in the standard hierarchy (issue 25): std::runtime_error, std::length_error, ...
 set(_allowed_error.hpp stdexcept)

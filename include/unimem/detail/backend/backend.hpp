@@ -255,6 +255,8 @@ result max_potential_block_size(int* min_grid, int* block, Kernel kernel, std::s
 }
 /// The calling thread's default stream: ordered with the legacy stream, not other threads'.
 inline stream_handle per_thread_stream() noexcept { return UNIMEM_DETAIL_RT(StreamPerThread); }
+/// The legacy default stream's handle (AMD has none but the null stream: nullptr).
+inline stream_handle legacy_stream() noexcept { return UNIMEM_DETAIL_RT_LEGACY_STREAM; }
 
 inline result stream_synchronize(stream_handle s) noexcept {
   return UNIMEM_DETAIL_CALL(StreamSynchronize, s);
@@ -460,6 +462,19 @@ inline pointer_memory memory_of(const void* p) noexcept {
 #else
   if (UNIMEM_DETAIL_FAULT_FIRES("cudaPointerGetAttributes")) return pointer_memory::unknown;
   return cuda_driver::memory_of(p);
+#endif
+}
+/// The device whose memory p is, or against which it was allocated (managed memory); an error,
+/// nothing left behind, when the runtime does not know the pointer.
+inline result pointer_device(const void* p, int* id) noexcept {
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  const result r = UNIMEM_DETAIL_CALL(PointerGetAttribute, id, HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                      const_cast<void*>(p));
+  forget_if_last(r.code);
+  return r;
+#else
+  if (cuda_driver::pointer_device(p, id)) return {success, "cudaPointerGetAttributes"};
+  return {error_invalid_value, "cudaPointerGetAttributes (not memory of the runtime)"};
 #endif
 }
 /// Whether p points to host (pageable, pinned) or device (device, managed) memory; unknown when

@@ -101,6 +101,15 @@ inline pointer_memory memory_of(const void* p) noexcept {
   }
   return pointer_memory::unknown;
 }
+/// The device of p's memory, as the CUDA runtime says; false, nothing left behind, when unknown.
+inline bool pointer_device(const void* p, int* id) noexcept {
+  cudaPointerAttributes a{};
+  const cudaError_t r = cudaPointerGetAttributes(&a, p);
+  forget_if_last(r);
+  if (r != cudaSuccess || a.type == cudaMemoryTypeUnregistered) return false;
+  *id = a.device;
+  return true;
+}
 }  // namespace cuda_driver
 }  // namespace backend
 }  // namespace detail

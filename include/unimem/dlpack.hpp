@@ -104,7 +104,6 @@ class dims {
   std::initializer_list<std::int64_t> list_;
   const std::int64_t* data_ = nullptr;
   std::size_t size_ = 0;
-  bool row_major_ = true;   // compact, row-major
 };
 }  // namespace dlpack
 
@@ -206,7 +205,7 @@ inline int dl_device_id(dlpack::memory_type m, const void* p, call_site where) {
   if (p != nullptr && backend::pointer_device(p, &id).code == backend::success) return id;
   const backend::result r = backend::get_device(&id);
   if (r.code == backend::success) return id;
-  if (!backend::means_no_gpu(r.code)) throw_error(r, where);
+  if (!no_gpu_present()) throw_error(r, where);  // (HIP says "invalid device" then)
   (void)backend::take_last_error();
   return 0;
 }
@@ -650,7 +649,7 @@ class tensor {
   std::ptrdiff_t first_ = 0;  // lowest element offset from data()
   std::size_t extent_ = 0;    // elements from the lowest to the highest
   std::size_t size_ = 0;
-  bool row_major_ = true;   // compact, row-major
+  bool row_major_ = true;  // compact, row-major
 };
 }  // namespace dlpack
 UNIMEM_END_NAMESPACE

@@ -157,6 +157,10 @@ void init_bench(const options& o);
 /// ratios with their targets.
 void pool_bench(const options& o);
 
+/// @brief 9. DLPack export and import (<unimem/dlpack.hpp>) against the same tensor built and
+/// taken by hand, per operation.
+void dlpack_bench(const options& o);
+
 /// @brief Prints the table and the ratios with their targets; writes the CSV if asked.
 void report(const options& o);
 

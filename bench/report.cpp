@@ -235,6 +235,17 @@ void report(const options& o) {
     std::printf("  %-86s %+8.3f us%s\n", "launch: unimem - raw, 4-argument kernel (target <= +0.3 us)",
                 d1, ok ? "  MET" : "  MISSED");
   }
+  // DLPack: what unimem adds to a tensor built, or taken, by hand.
+  for (const char* op : {"export+delete", "import+delete"}) {
+    const row* r = find_row("dlpack", op, "raw", "1-D");
+    const row* u = find_row("dlpack", op, "unimem", "1-D");
+    if (r == nullptr || u == nullptr) continue;
+    const double d = u->s.median - r->s.median;
+    const bool ok = d <= 1.0;
+    missed += !ok;
+    const std::string label = std::string("dlpack ") + op + ": unimem - by hand (target <= +1 us)";
+    std::printf("  %-86s %+8.3f us%s\n", label.c_str(), d, ok ? "  MET" : "  MISSED");
+  }
   // What intent map costs: per launch once remembered, and the advice at its first launch.
   const row* am = find_row("launch", "4-arg-mapped-tags", "unimem", "enqueue");
   if (ar != nullptr && am != nullptr) {

@@ -125,6 +125,11 @@ run_toolchain() {
       [ -n "$nvcc" ] || { echo "test.sh: no nvcc for the cuda toolchain" >&2; return 1; }
       extra+=(-DCMAKE_CUDA_COMPILER="$nvcc") ;;
   esac
+  # The Python module example's tests need NumPy: Debian's Python has it (install-deps.sh), a
+  # python3 found first on PATH (pyenv, a venv) may not.
+  if [ -z "$suite" ] && [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    extra+=(-DPython3_EXECUTABLE=/usr/bin/python3)
+  fi
   echo "=== $tc: configure, build and test (preset $tc, build/$tc${suite:+, in the $suite chroot})"
   # The same steps here and in a chroot, each ending with "=== step NAME: ok|FAILED in N s".
   local steps='step() {

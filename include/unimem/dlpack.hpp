@@ -3,13 +3,11 @@
 /// DLManagedTensor, DLPack tensors imported as dlpack::tensor<T>, the device labels and stream
 /// hand-off of the Python protocol (`__dlpack__`, `__dlpack_device__`). Not in unimem.hpp.
 ///
-/// The DLPack header: a dlpack.h included before this header is used as it is; otherwise
-/// `<dlpack/dlpack.h>` where the include path has one; otherwise the copy unimem ships
-/// (unimem/detail/dlpack/dlpack.h: DLPack 1.1, Apache-2.0, its LICENSE beside it). All share the
-/// include guard DLPACK_DLPACK_H_, so exactly one defines the types. DLPack 1.x is required: an
-/// older header found first (Debian 12's libdlpack-dev is 0.6) stops the build with a message;
-/// define UNIMEM_DLPACK_VENDORED to take unimem's copy instead (a later
-/// `#include <dlpack/dlpack.h>` then adds nothing).
+/// The DLPack header: a dlpack.h included before this header is used as it is (DLPack 1.x is
+/// required: an older one stops the build with a message); otherwise the copy unimem ships
+/// (unimem/detail/dlpack/dlpack.h: DLPack 1.1, Apache-2.0, its LICENSE beside it), not a system
+/// one (Debian 12's libdlpack-dev is 0.6). All share the include guard DLPACK_DLPACK_H_, so one
+/// defines the types and a later `#include <dlpack/dlpack.h>` adds nothing.
 ///
 /// Half-precision types have a dtype_of() where their runtime header was included before this one
 /// (none is included here: they are large): `__half`, `__nv_bfloat16`, on AMD `__hip_bfloat16`,
@@ -33,18 +31,12 @@
 #include <type_traits>
 #include <utility>
 
-#if !defined(DLPACK_DLPACK_H_) && !defined(UNIMEM_DLPACK_VENDORED) && defined(__has_include)
-#if __has_include(<dlpack/dlpack.h>)
-#include <dlpack/dlpack.h>
-#endif
-#endif
 #if !defined(DLPACK_DLPACK_H_)
 #include "detail/dlpack/dlpack.h"
 #endif
 #if !defined(DLPACK_MAJOR_VERSION) || DLPACK_MAJOR_VERSION != 1
-#error "unimem/dlpack.hpp needs DLPack 1.x; the dlpack.h found first is another version \
-(Debian 12's libdlpack-dev is 0.6). Define UNIMEM_DLPACK_VENDORED to use the DLPack 1.1 header \
-unimem ships, or put a DLPack 1.x include directory first."
+#error "unimem/dlpack.hpp needs DLPack 1.x; the dlpack.h included before it is another version \
+(Debian 12's libdlpack-dev is 0.6): include unimem/dlpack.hpp first, or a DLPack 1.x dlpack.h."
 #endif
 
 UNIMEM_BEGIN_NAMESPACE

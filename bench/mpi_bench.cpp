@@ -620,8 +620,9 @@ int rounds_for(std::size_t bytes) {
 /// Repetitions of a bandwidth block: three times --reps up to 1 MiB, where a block is short
 /// (1,000 round trips of 40-200 us) and a round trip's few microseconds of overhead are what
 /// the ratio judges, so that one noisy block moves the median less; twice --reps above, where a
-/// block is 16 round trips or fewer (H200, MPS: at 16 MiB 5 blocks put one column 0.88-0.89 of
-/// its twin on the same pages and MPI calls, 9 blocks 1.05).
+/// block is 16 round trips or fewer. (H200, two ranks under MPS, 16 MiB: columns that make the
+/// same MPI calls on the same pages still differ by 5-11 % from run to run, e.g. raw host 8.16
+/// and raw host that waits 7.39 GB/s, where the wait costs microseconds of a 4 ms round trip.)
 int reps_for(const options& o, std::size_t bytes) {
   return bytes <= (std::size_t{1} << 20) ? 3 * o.reps : 2 * o.reps;
 }

@@ -42,6 +42,7 @@ if cupy is not None:
         cupy.cuda.runtime.getDeviceCount()
     except Exception:  # noqa: BLE001 (CuPy without a usable GPU)
         cupy = None
+MODULES = {"torch": torch, "cupy": cupy, "numpy": np}
 KINDS = ("managed", "device", "pinned", "pool")
 LABELS = ("natural", "gpu", "cpu")
 N = 1 << 20
@@ -57,7 +58,7 @@ def pointer(consumer, x):
 
 def take(consumer, obj):
     """The consumer's array over obj, or the exception it raised."""
-    mod = {"torch": torch, "cupy": cupy, "numpy": np}[consumer]
+    mod = MODULES[consumer]
     try:
         return mod.from_dlpack(obj), None
     except Exception as e:  # noqa: BLE001 (what the consumer says is the result)
@@ -80,7 +81,7 @@ class GpuBase(unittest.TestCase):
 
     def need(self, *mods):
         for name in mods:
-            if globals()[name] is None:
+            if MODULES[name] is None:
                 self.skipTest(name + " is not installed (or sees no GPU) for " + sys.executable)
 
 
@@ -99,7 +100,7 @@ class ConsumerTable(GpuBase):
     }
 
     def test_table(self):
-        consumers = [c for c in ("torch", "cupy", "numpy") if globals()[c] is not None]
+        consumers = [c for c in ("torch", "cupy", "numpy") if MODULES[c] is not None]
         if not consumers:
             self.skipTest("none of torch, CuPy, NumPy is installed for " + sys.executable)
         rows = []
@@ -133,7 +134,7 @@ class ConsumerTable(GpuBase):
         for kind, label, dev, cells in rows:
             print("| %s | %s | %s | %s |" % (kind, label, dev,
                                              " | ".join(cells[c] for c in consumers)))
-        versions = ["%s %s" % (c, globals()[c].__version__) for c in consumers]
+        versions = ["%s %s" % (c, MODULES[c].__version__) for c in consumers]
         print("(%s; %s)" % (ux.backend, ", ".join(versions)))
         for c in consumers:  # every consumer took something zero-copy
             self.assertTrue(any(c == k[0] for k in self.ZERO_COPY))
@@ -173,8 +174,8 @@ class BothSides(GpuBase):
     def test_unimem_kernel_over_torch_and_cupy_memory(self):
         self.need("torch")
         t = torch.ones(N, device="cuda")
-        s = torch.cuda.current_stream()
-        ux.scale(t, 3.0, s.cuda_stream)  # imports torch's tensor, kernel queued on torch's stream
+        # torch's current stream as the protocol names it (its default stream, handle 0: 1).
+        ux.scale(t, 3.0, torch.cuda.current_stream().cuda_stream or 1)
         self.assertEqual(float(t.sum().item()), 3.0 * N)
         side = torch.cuda.Stream()
         with torch.cuda.stream(side):

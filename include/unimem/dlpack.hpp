@@ -57,9 +57,18 @@ inline constexpr std::intptr_t default_stream_value = UNIMEM_DETAIL_DL(1, 0);
 #undef UNIMEM_DETAIL_DL
 
 /// @brief What memory a view lies in, which decides its device labels.
-enum class memory_type { host, pinned, managed, device };
+enum class memory_type {
+  host,     ///< Pageable host memory: kDLCPU.
+  pinned,   ///< Pinned host memory: kDLCUDAHost (kDLROCMHost), or kDLCPU.
+  managed,  ///< Managed memory: kDLCUDAManaged (AMD: kDLROCM), kDLCUDA, or kDLCPU.
+  device,   ///< Device memory: kDLCUDA (kDLROCM) only.
+};
 /// @brief The label a consumer asks for: the memory's own, a GPU one, or the CPU's.
-enum class device_request { natural, gpu, cpu };
+enum class device_request {
+  natural,  ///< The memory's own label (natural_device()).
+  gpu,      ///< A GPU label: kDLCUDA (kDLROCM), on the memory's GPU.
+  cpu,      ///< The CPU's label, kDLCPU, for memory the host can read.
+};
 
 /// @brief A device_request, or the exact DLDevice a consumer asked for (`dl_device=(type, id)`).
 struct device_choice {

@@ -538,4 +538,14 @@ TEST(DLPackGpu, ImportedTensorIsAKernelArgument) {
   consumer.synchronize();
   const unimem::view<const float> r = t.view();
   for (std::size_t i = 0; i < r.size(); ++i) ASSERT_EQ(r[i], 3.0f * i) << i;
+  // Placement calls take the imported managed memory as they take a buffer.
+  const unimem::location gpu = unimem::location::device(consumer.device_id());
+  const unimem::hint_status placed = unimem::prefetch(t, gpu, consumer);
+  EXPECT_NE(placed, unimem::hint_status::empty);
+  if (placed == unimem::hint_status::applied) {
+    consumer.synchronize();
+    EXPECT_EQ(unimem::last_prefetch_location(t), gpu);
+  }
+  EXPECT_NE(unimem::ready_for_host(t, consumer), unimem::hint_status::empty);
+  EXPECT_EQ(r[999], 2997.0f);
 }

@@ -134,8 +134,42 @@ std::intptr_t protocol_value(const py::object& stream) {
   return stream.is_none() ? dl::default_stream_value : stream.cast<std::intptr_t>();
 }
 
+/// The label __dlpack__'s `dl_device` asks for (a (type, id) pair), else `otherwise`.
+dl::device_choice asked_label(const py::object& dl_device, dl::device_choice otherwise) {
+  if (dl_device.is_none()) return otherwise;
+  const auto d = dl_device.cast<std::pair<int, int>>();
+  return dl::device_choice(DLDevice{static_cast<DLDeviceType>(d.first), d.second});
+}
+
+/// A capsule over a tensor of v under `label` that keeps `keep` alive, counted in live_exports
+/// while it does: "dltensor_versioned" where __dlpack__'s max_version is 1.0 or later, else the
+/// legacy "dltensor".
+template <class Keep>
+py::object capsule_of(unimem::view<float> v, dl::memory_type m, int device_id,
+                      std::shared_ptr<Keep> keep, dl::device_choice label,
+                      const py::object& max_version) {
+  std::shared_ptr<void> owner(new std::shared_ptr<Keep>(std::move(keep)), [](void* p) {
+    delete static_cast<std::shared_ptr<Keep>*>(p);
+    --live_exports;
+  });
+  ++live_exports;
+  const auto wrap = [](auto* t, const char* name) {
+    PyObject* c = PyCapsule_New(t, name, delete_unconsumed);
+    if (c == nullptr) t->deleter(t);
+    return c;
+  };
+  PyObject* capsule =
+      !max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1
+          ? wrap(dl::to_dlpack<DLManagedTensorVersioned>(v, m, device_id, std::move(owner), label),
+                 "dltensor_versioned")
+          : wrap(dl::to_dlpack<DLManagedTensor>(v, m, device_id, std::move(owner), label),
+                 "dltensor");
+  if (capsule == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(capsule);
+}
+
 /// `__dlpack__` of a buffer under a label: hands the data over to the consumer's stream, then
-/// exports a versioned tensor (max_version >= 1.0) or a legacy one, which keeps the buffer alive.
+/// exports a tensor that keeps the buffer alive.
 py::object export_tensor(const std::shared_ptr<buffer>& b, dl::device_choice label,
                          const py::object& stream, const py::object& max_version,
                          const py::object& dl_device, const py::object& copy) {
@@ -143,12 +177,7 @@ py::object export_tensor(const std::shared_ptr<buffer>& b, dl::device_choice lab
     throw py::buffer_error("unimem_example: exports share the buffer's memory; copy=True is not "
                            "offered");
   }
-  if (!dl_device.is_none()) {
-    const auto d = dl_device.cast<std::pair<int, int>>();
-    label = dl::device_choice(DLDevice{static_cast<DLDeviceType>(d.first), d.second});
-  }
-  const bool versioned =
-      !max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1;
+  label = asked_label(dl_device, label);
   // The label first: a refused one throws before anything is handed over.
   const DLDevice natural = b->natural();
   const DLDevice device = dl::device_for(b->memory(), natural.device_id, label);
@@ -162,26 +191,7 @@ py::object export_tensor(const std::shared_ptr<buffer>& b, dl::device_choice lab
   } else if (handoff_on.load()) {
     dl::stream_handoff(b->stream(), dl::stream_from_protocol(protocol_value(stream)));
   }
-  // The owner: a reference to the buffer, counted while a tensor holds it.
-  std::shared_ptr<void> owner(new std::shared_ptr<buffer>(b), [](void* p) {
-    delete static_cast<std::shared_ptr<buffer>*>(p);
-    --live_exports;
-  });
-  ++live_exports;
-  PyObject* capsule = nullptr;
-  if (versioned) {
-    auto* t = dl::to_dlpack<DLManagedTensorVersioned>(b->view(), b->memory(), natural.device_id,
-                                                      std::move(owner), device);
-    capsule = PyCapsule_New(t, "dltensor_versioned", delete_unconsumed);
-    if (capsule == nullptr) t->deleter(t);
-  } else {
-    auto* t = dl::to_dlpack<DLManagedTensor>(b->view(), b->memory(), natural.device_id,
-                                             std::move(owner), device);
-    capsule = PyCapsule_New(t, "dltensor", delete_unconsumed);
-    if (capsule == nullptr) t->deleter(t);
-  }
-  if (capsule == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(capsule);
+  return capsule_of(b->view(), b->memory(), natural.device_id, b, device, max_version);
 }
 
 /// A buffer seen under one label: what torch.from_dlpack() needs for managed memory (kDLCUDA),
@@ -244,30 +254,7 @@ class imported {
                               : d.device_type == dl::pinned_device_type  ? dl::memory_type::pinned
                               : d.device_type == dl::managed_device_type ? dl::memory_type::managed
                                                                          : dl::memory_type::device;
-    dl::device_choice label;
-    if (!dl_device.is_none()) {
-      const auto asked = dl_device.cast<std::pair<int, int>>();
-      label = dl::device_choice(DLDevice{static_cast<DLDeviceType>(asked.first), asked.second});
-    }
-    std::shared_ptr<void> owner(new std::shared_ptr<dl::tensor<float>>(t_), [](void* p) {
-      delete static_cast<std::shared_ptr<dl::tensor<float>>*>(p);
-      --live_exports;
-    });
-    ++live_exports;
-    const unimem::view<float> v = t_->view();
-    PyObject* capsule = nullptr;
-    if (!max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1) {
-      auto* out =
-          dl::to_dlpack<DLManagedTensorVersioned>(v, m, d.device_id, std::move(owner), label);
-      capsule = PyCapsule_New(out, "dltensor_versioned", delete_unconsumed);
-      if (capsule == nullptr) out->deleter(out);
-    } else {
-      auto* out = dl::to_dlpack<DLManagedTensor>(v, m, d.device_id, std::move(owner), label);
-      capsule = PyCapsule_New(out, "dltensor", delete_unconsumed);
-      if (capsule == nullptr) out->deleter(out);
-    }
-    if (capsule == nullptr) throw py::error_already_set();
-    return py::reinterpret_steal<py::object>(capsule);
+    return capsule_of(t_->view(), m, d.device_id, t_, asked_label(dl_device, {}), max_version);
   }
 
  private:

@@ -395,8 +395,8 @@ Managed* to_dlpack(Buffer&& buffer, device_choice device = {}, dims shape = {},
                 "unimem::dlpack::to_dlpack: the tensor owns the memory: move the buffer in "
                 "(std::move(b)) or pass a std::shared_ptr to it");
   constexpr memory_type m = unimem::detail::dl_memory_of<std::decay_t<Buffer>>();
+  const DLDevice d = device_for(m, dlpack_device(buffer, where).device_id, device);
   const auto v = unimem::to_view(buffer);
-  const DLDevice d = device_for(m, unimem::detail::dl_device_id(m, v.data(), where), device);
   return unimem::detail::dl_export<Managed>(v, d, std::move(buffer), shape, strides, offset);
 }
 
@@ -412,8 +412,8 @@ Managed* to_dlpack(std::shared_ptr<Buffer> buffer, device_choice device = {}, di
         unimem::detail::refusal("unimem::dlpack::to_dlpack: a null std::shared_ptr"));
   }
   constexpr memory_type m = unimem::detail::dl_memory_of<std::remove_cv_t<Buffer>>();
+  const DLDevice d = device_for(m, dlpack_device(*buffer, where).device_id, device);
   const auto v = unimem::to_view(*buffer);
-  const DLDevice d = device_for(m, unimem::detail::dl_device_id(m, v.data(), where), device);
   return unimem::detail::dl_export<Managed>(v, d, std::move(buffer), shape, strides, offset);
 }
 
@@ -459,15 +459,8 @@ inline protocol_stream stream_from_protocol(std::intptr_t value) {
 inline void stream_handoff(stream_ref producer, stream_ref consumer,
                            call_site where = call_site::current()) {
   if (producer == consumer) return;
-  namespace backend = unimem::detail::backend;
-  int id = producer.device_id();
-  if (!producer.knows_device()) {
-    const backend::result r = backend::stream_device(producer.get(), &id);
-    if (r.code != backend::success) {
-      backend::forget_if_last(r.code);
-      id = unimem::detail::current_device_id(where);
-    }
-  }
+  int id = unimem::detail::stream_device(producer, where);  // no_device: the current one's
+  if (id == no_device) id = unimem::detail::current_device_id(where);
   device_guard on(id, where);
   event e(event::timing_mode::disable_timing, where);
   e.record(producer, where);

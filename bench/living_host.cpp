@@ -290,9 +290,9 @@ void living_host(const options& o) {
   const double check_ns = time_ms([&] {
                             for (int i = 0; i < calls; ++i) acc = acc + ha::now();
                           }) * 1e6 / calls;
-  std::printf("\nliving host: host touches learnt from %s; the check (host_access::now()) costs "
-              "%.2f ns a launch\n",
-              ha::to_string(ha::source()), check_ns);
+  std::printf("\nliving host: host touches learnt from %s (%s); the check (host_access::now()) "
+              "costs %.2f ns a launch\n",
+              ha::to_string(ha::source()), ha::to_string(ha::why()), check_ns);
   if (!uvm.available()) std::printf("  (no UVM driver counters here: bytes moved not reported)\n");
   for (const line& l : lines) {
     std::string verdict;

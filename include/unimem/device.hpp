@@ -665,7 +665,7 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string report()
       if (std::strcmp(name, what) != 0) s.append(": ").append(what);
       s.append(")");
     }
-    return s.append("\n");
+    return s.append("\n").append(detail::host_access::describe().text);
   }
   constexpr double gib = 1024.0 * 1024 * 1024;
   const auto yes_no = [](bool b) { return b ? "yes" : "no"; };
@@ -688,12 +688,7 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string report()
                   yes_no(p.pageable_memory_access_uses_host_page_tables), yes_no(p.integrated));
     s.append(text);
   }
-  namespace ha = detail::host_access;
-  (void)ha::now();  // decides where the placement records learn of host touches
-  s.append("placement records: host touches learnt from ");
-  s.append(ha::source() == ha::signal::uvm_events
-               ? "the UVM driver's CPU-fault events (the touched 2 MiB blocks move again)\n"
-               : "the process's page-fault count (any fault places tagged buffers again)\n");
+  s.append(detail::host_access::describe().text);
   return s;
 }
 #else

@@ -272,6 +272,7 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
   const backend::native_location native{l.is_host(), l.device_id()};
   const int d = l.is_device() ? l.device_id() : no_device;
   const std::uint64_t now = host_access::now();
+  bool moved = false;
   for (std::size_t i = 0; i < count; ++i) {
     const placement_range& r = ranges[i];
     if (r.bytes == 0) continue;
@@ -305,6 +306,7 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
       if (mapped && d >= 0) add_accessor(r.ptr, r.bytes, d, where);  // this GPU maps it too
     }
     if (!mapped) check(backend::prefetch(r.ptr, r.bytes, native, s.get()), where);
+    moved = moved || !mapped;
     if (r.record == nullptr) {
       if (!mapped && (d < 0 || device_count(where) > 1)) host_access::announce(r.ptr, r.bytes);
     } else if (d >= 0) {
@@ -313,6 +315,7 @@ inline hint_status place(const placement_range* ranges, std::size_t count, locat
       r.record->forget();
     }
   }
+  if (moved) host_access::check_after_move();  // a tracker that lost the runtime's UVM file
   return hint_status::applied;
 }
 

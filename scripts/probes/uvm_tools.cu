@@ -6,7 +6,10 @@
 //
 // The interface's layout (ioctl numbers 56/58/60/76, the control page, 64- and 72-byte queue
 // entries whose first byte is the event type and whose CPU-fault address is at offset 8) was read
-// in the open kernel module's uvm_ioctl.h and uvm_types.h and is declared here by hand.
+// in the open kernel module's uvm_ioctl.h and uvm_types.h and is declared here by hand: the
+// 56-byte parameter block of the modules of branches 515-545 and 565-595 (550, 555 and 560 have
+// other layouts: refused here, see docs/architecture.md), inside a zeroed 128-byte block so that
+// no module writes past it.
 // Measured:
 //   1. attaching a queue tracker (CPU-fault events) and a counter tracker without root;
 //   2. what each host activity leaves in them: a fresh ordinary page, a second thread allocating,
@@ -39,11 +42,23 @@ struct init_params {
   unsigned char processor[16];
   std::uint32_t all_processors, uvm_fd;
   std::uint32_t status;
+  unsigned char tail[72];  // zero: 128 bytes, whatever a module copies out
 };
 struct flags_params {
   std::uint64_t flags;
   std::uint32_t status;
+  unsigned char tail[116];
 };
+static_assert(sizeof(init_params) == 128 && sizeof(flags_params) == 128, "128-byte blocks");
+/// Whether the loaded module declares the 56-byte block with the status at 48.
+inline bool layout_known() {
+  FILE* f = std::fopen("/sys/module/nvidia_uvm/version", "r");
+  unsigned branch = 0;
+  const bool read = f != nullptr && std::fscanf(f, "%u", &branch) == 1;
+  if (f != nullptr) std::fclose(f);
+  std::printf("UVM module branch %u\n", branch);
+  return read && branch >= 515 && (branch < 550 || (branch >= 565 && branch <= 595));
+}
 struct control {
   volatile std::uint32_t get_ahead, get_behind, put_ahead, put_behind;
   std::uint64_t dropped[64];
@@ -101,7 +116,7 @@ struct tracker {
         const int rc = ioctl(fd, v2 ? uvm::init_v2 : uvm::init_v1, &p);
         std::printf("  init %s tracker over fd %d: ioctl %d, status 0x%x\n", v2 ? "v2" : "v1", ufd, rc, p.status);
         if (rc == 0 && p.status == 0) {
-          uvm::flags_params e{std::uint64_t{1} << uvm::cpu_fault, 0};
+          uvm::flags_params e{std::uint64_t{1} << uvm::cpu_fault, 0, {}};
           const int rc2 = ioctl(fd, uvm::enable_events, &e);
           std::printf("  enable cpu-fault events: ioctl %d, status 0x%x\n", rc2, e.status);
           return rc2 == 0 && e.status == 0;
@@ -122,7 +137,7 @@ struct tracker {
       p.uvm_fd = ufd;
       const int rc = ioctl(fd, uvm::init_v1, &p);
       if (rc == 0 && p.status == 0) {
-        uvm::flags_params e{(1u << uvm::htd) | (1u << uvm::dth) | (1u << uvm::cpu_faults) | (1u << uvm::gpu_faults), 0};
+        uvm::flags_params e{(1u << uvm::htd) | (1u << uvm::dth) | (1u << uvm::cpu_faults) | (1u << uvm::gpu_faults), 0, {}};
         const int rc2 = ioctl(fd, uvm::enable_counters, &e);
         std::printf("  counter tracker over fd %d: enable ioctl %d status 0x%x\n", ufd, rc2, e.status);
         return rc2 == 0 && e.status == 0;
@@ -132,7 +147,7 @@ struct tracker {
     return false;
   }
   void enable(bool on) {
-    uvm::flags_params e{std::uint64_t{1} << uvm::cpu_fault, 0};
+    uvm::flags_params e{std::uint64_t{1} << uvm::cpu_fault, 0, {}};
     (void)ioctl(fd, on ? uvm::enable_events : uvm::enable_events + 1, &e);
   }
   std::uint32_t pending() const { return (ctrl->put_behind - get) & std::uint32_t(count - 1); }
@@ -174,6 +189,10 @@ static void fresh_page() {
 }
 
 int main(int argc, char** argv) {
+  if (!uvm::layout_known()) {
+    std::printf("a UVM module whose tools layout this probe does not declare: stopped\n");
+    return 1;
+  }
   CK(cudaSetDevice(0));
   CK(cudaFree(nullptr));
   std::printf("uvm descriptors:");

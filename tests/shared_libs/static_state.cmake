@@ -8,14 +8,16 @@
 #   unsupported_policy_state             the unsupported-hint policy (a setting, per library)
 #   migration_overrides                  a test hook (per library)
 #   regime_overrides                     a test hook (per library), like migration_overrides
-#   the_region()::r                      where this copy mapped the process's host-access log:
-#                                        every copy finds the same memfd (host_access.hpp)
+#   this_copy()::c                       where this copy mapped the process's host-access log and
+#                                        what it opened for it: every copy finds the same memfd
+#                                        (host_access.hpp); a fork handler per copy closes them
+#   real_driver()::d                     the UVM driver's functions (constant, the same everywhere)
 #   cuda_driver::...                     driver entry points looked up once (the same in every copy)
 # Usage: cmake -DNM=<nm> -DLIBRARIES=<a.so;b.so> -P static_state.cmake
 set(_allowed "property_cache\\(\\)::slots" "overflow_cache\\(\\)::head"
              "unsupported_policy_state\\(\\)::state" "migration_overrides\\(\\)::values"
              "regime_overrides\\(\\)::values"
-             "the_region\\(\\)::r"
+             "this_copy\\(\\)::c" "real_driver\\(\\)::d"
              "backend::cuda_driver::")
 set(_problems "")
 set(_seen 0)

@@ -43,12 +43,6 @@ enum class intent {
   /// streams through once and the CPU writes or reads. Undone by intent::move (tag, set_intent).
   map,
 };
-/// @brief intent::move.
-/// @deprecated Use intent::move: in(a, unimem::intent::move).
-[[deprecated("use unimem::intent::move")]] inline constexpr intent moved = intent::move;
-/// @brief intent::map.
-/// @deprecated Use intent::map: in(a, unimem::intent::map), out(c, unimem::intent::map).
-[[deprecated("use unimem::intent::map")]] inline constexpr intent mapped = intent::map;
 
 namespace detail {
 /// A tag follows the range's intent (move when none set) or switches it; plain (prefetch(),

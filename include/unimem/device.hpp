@@ -197,17 +197,9 @@ inline std::string to_string(memory_regime r) { return detail::text_of(r).name; 
   return detail::text_of(r).description;
 }
 
-// The implicit copies of device_properties copy the deprecated id: no warning where users copy.
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
 /// @brief Everything unimem knows about one GPU, read at one moment.
 struct device_properties : memory_capabilities {
   int device_id = 0;  ///< The device ordinal.
-  /// @brief device_id, under its old name (properties() fills both).
-  /// @deprecated Use device_id, the name device, stream, stream_ref and location give it.
-  [[deprecated("use device_properties::device_id")]] int id = 0;
   /// @brief The marketing name, e.g. "NVIDIA H200", in a cache valid until the program ends.
   const char* name = "";
   /// @brief sm_90 on NVIDIA; the full target on AMD, e.g. gfx90a:sramecc+:xnack- (in the cache).
@@ -233,13 +225,6 @@ struct device_properties : memory_capabilities {
     return 2.0 * memory_clock_khz * 1e3 * (memory_bus_width_bits / 8.0) / 1e9;
   }
 };
-namespace detail {
-/// Sets the ordinal under both names (here, where the deprecated one does not warn).
-inline void set_device_id(device_properties& p, int id) noexcept { p.device_id = p.id = id; }
-}  // namespace detail
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 namespace detail {
 /// The properties read from device attributes: a capability more is one field, one line here.
@@ -269,7 +254,7 @@ struct cached_device {
       check(backend::get_attribute(&v, a, device), where);
       field = static_cast<std::remove_reference_t<decltype(field)>>(v);
     });
-    set_device_id(properties, device);
+    properties.device_id = device;
     properties.name = native.name;
     properties.architecture = native.architecture;
     properties.compute_major = native.major;
@@ -395,9 +380,6 @@ class device {
 
   /// @brief The ordinal.
   [[nodiscard]] int device_id() const noexcept { return id_; }
-  /// @brief device_id().
-  /// @deprecated Use device_id(), the name stream, stream_ref and location give it.
-  [[deprecated("use device_id()")]] [[nodiscard]] int id() const noexcept { return id_; }
 
   /// @brief The marketing name, e.g. "NVIDIA H200" (see device_properties::name).
   [[nodiscard]] const char* name(call_site where = call_site::current()) const {
@@ -594,9 +576,6 @@ inline std::vector<device> devices(call_site where = call_site::current()) {
   return all;
 }
 
-/// @brief std::vector<device>, under its old name.
-using device_list [[deprecated("use std::vector<unimem::device>, what unimem::devices() returns")]]
-    = std::vector<device>;
 
 /// @brief Waits for all work on the calling thread's current device.
 /// @throws unimem::error carrying any asynchronous kernel error.

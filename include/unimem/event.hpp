@@ -26,9 +26,6 @@ class event {
     timing,  ///< Records timestamps (elapsed_ms works).
     disable_timing,  ///< Cheaper, for ordering only (cudaEventDisableTiming).
   };
-  /// @brief timing_mode.
-  /// @deprecated Use timing_mode: a choice of two, not a set of flags.
-  using flags [[deprecated("use unimem::event::timing_mode")]] = timing_mode;
   /// @brief A new event on the current device. @throws unimem::error
   explicit event(timing_mode m = timing_mode::timing, call_site where = call_site::current()) {
     detail::check(detail::backend::event_create(&handle_, m == timing_mode::timing), where);

@@ -86,7 +86,7 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void choose_launch_device(const lau
                                                                        device_restore& restore)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  const int d = device_for(cfg.named_device(), cfg.stream, "unimem::launch",
+  const int d = device_for(cfg.device_id, cfg.stream, "unimem::launch",
                            "launch_config::on_device()", where);
   const int current = current_device_id(where);
   id = current;

@@ -52,11 +52,6 @@ struct dims {
   friend constexpr bool operator!=(const dims& a, const dims& b) noexcept { return !(a == b); }
 };
 
-// The implicit copies of launch_config copy the deprecated `device`: no warning where users copy.
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
 /// @brief How to launch a kernel: grid, block, dynamic shared memory, stream, device. An empty
 /// grid (e.g. grid_for(0)) launches nothing and succeeds; a zero block extent is an error.
 struct launch_config {
@@ -67,19 +62,9 @@ struct launch_config {
   /// @brief The device to launch on; no_device: the stream's where known, else the current one.
   /// launch() throws unimem::error for an id that names no device or another stream's device.
   int device_id = no_device;
-  /// @brief device_id under its old name: on_device() sets both; launch() reads it where
-  /// device_id is no_device.
-  /// @deprecated Use device_id, the name device, stream_ref and location give a device ordinal.
-  [[deprecated("use launch_config::device_id")]] int device = no_device;
 
-  /// @brief The device named (device_id, else the deprecated `device`), or no_device.
-  [[nodiscard]] constexpr int named_device() const noexcept {
-    return device_id != no_device ? device_id : device;
-  }
   /// @brief True when a device is named (on_device() was called).
-  [[nodiscard]] constexpr bool names_device() const noexcept {
-    return named_device() != no_device;
-  }
+  [[nodiscard]] constexpr bool names_device() const noexcept { return device_id != no_device; }
 
   /// @brief One block of one thread on the default stream.
   constexpr launch_config() noexcept = default;
@@ -98,7 +83,6 @@ struct launch_config {
   [[nodiscard]] constexpr launch_config on_device(int id) const noexcept {
     launch_config c = *this;
     c.device_id = id;
-    c.device = id;
     return c;
   }
   /// @brief The same configuration with `bytes` of dynamic shared memory per block.
@@ -114,9 +98,6 @@ struct launch_config {
   /// @brief True when the grid has no blocks: launching it does nothing.
   [[nodiscard]] constexpr bool empty() const noexcept { return grid.empty(); }
 };
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 /// The largest grid.x both CUDA and HIP accept: 2^31 - 1.
 inline constexpr std::uint64_t max_grid_x = 0x7fffffffu;

@@ -118,56 +118,6 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
     detail::first_touch_bytes(this->data(), this->size_bytes(), ft, false, &record_, where);
   }
 
-  /// @name Deprecated placement members
-  //@{
-  /// @brief The free function of the same name over this buffer (placement.hpp).
-  /// @deprecated Use unimem::prefetch(b, l, s), and so on: the same calls for every buffer type.
-  [[deprecated("use unimem::prefetch(b, l, s)")]] hint_status prefetch(
-      location l, stream_ref s = {}, call_site where = call_site::current()) const {
-    return unimem::prefetch(*this, l, s, where);
-  }
-  [[deprecated("use unimem::advise(b, a, l)")]] hint_status advise(
-      advice a, location l, call_site where = call_site::current()) const {
-    return unimem::advise(*this, a, l, where);
-  }
-  [[deprecated("use unimem::advise(b, a)")]] hint_status advise(
-      advice a, call_site where = call_site::current()) const {
-    return unimem::advise(*this, a, where);
-  }
-  [[deprecated("use unimem::unadvise(b, a, l)")]] hint_status unadvise(
-      advice a, location l, call_site where = call_site::current()) const {
-    return unimem::unadvise(*this, a, l, where);
-  }
-  [[deprecated("use unimem::unadvise(b, a)")]] hint_status unadvise(
-      advice a, call_site where = call_site::current()) const {
-    return unimem::unadvise(*this, a, where);
-  }
-  [[deprecated("use unimem::is_read_mostly(b)")]] [[nodiscard]] bool is_read_mostly(
-      call_site where = call_site::current()) const {
-    return unimem::is_read_mostly(*this, where);
-  }
-  [[deprecated("use unimem::preferred_location(b)")]] [[nodiscard]] optional_location
-  preferred_location(call_site where = call_site::current()) const {
-    return unimem::preferred_location(*this, where);
-  }
-  [[deprecated("use unimem::last_prefetch_location(b)")]] [[nodiscard]] optional_location
-  last_prefetch_location(call_site where = call_site::current()) const {
-    return unimem::last_prefetch_location(*this, where);
-  }
-  [[deprecated("use unimem::accessed_by(b)")]] [[nodiscard]] location_list accessed_by(
-      call_site where = call_site::current()) const {
-    return unimem::accessed_by(*this, where);
-  }
-  [[deprecated("use unimem::ready_for_host(b, s)")]] hint_status ready_for_host(
-      stream_ref s = {}, call_site where = call_site::current()) const {
-    return unimem::ready_for_host(*this, s, where);
-  }
-  [[deprecated("use unimem::attach(b, s, m)")]] void attach(
-      stream_ref s, attach_mode m = attach_mode::single, call_site where = call_site::current()) {
-    unimem::attach(*this, s, m, where);
-  }
-  //@}
-
   /// @brief Exchanges the two buffers (their allocations and what unimem knows of their pages).
   void swap(managed_buffer& other) noexcept {
     base::swap(other);

@@ -60,24 +60,13 @@ enum class attach_mode {
 
 /// @brief Where and on which stream a new buffer is first touched (a temporary stream refused).
 struct first_touch_t {
-  static_assert(std::is_standard_layout<optional_location>::value &&
-                    std::is_trivially_copyable<optional_location>::value,
-                "first_touch_t's union of location and where needs a standard-layout, "
-                "trivially copyable optional_location");
   /// @brief No location, the default stream.
   constexpr first_touch_t() noexcept : location() {}
   /// @brief Location l (none: the device of s), stream s.
   constexpr first_touch_t(optional_location l, stream_ref s) noexcept : location(l), stream(s) {}
 
-  // location and its deprecated name: one member under two names (a standard-layout union may
-  // read the common initial sequence of its members).
-  union {
-    /// @brief Where the pages go; none: the device of `stream`.
-    optional_location location;
-    /// @brief The same member as location, under its old name.
-    /// @deprecated Use location: `where` is a call_site everywhere else in unimem.
-    [[deprecated("use first_touch_t::location")]] optional_location where;
-  };
+  /// @brief Where the pages go; none: the device of `stream`.
+  optional_location location;
   /// @brief The stream the placement is ordered on (the constructor waits for it).
   stream_ref stream;
 };
@@ -430,12 +419,6 @@ inline void first_touch_bytes(void* p, std::size_t bytes, first_touch_t ft, bool
   detail::check_location(l, "unimem::migrates_on_demand", where);
   return detail::device_migrates(detail::capability_device(l, where), where);
 }
-/// @brief migrates_on_demand(l).
-/// @deprecated Use migrates_on_demand(l), the capability's one name.
-[[deprecated("use unimem::migrates_on_demand(l)")]] [[nodiscard]] inline bool migration_supported(
-    location l, call_site where = call_site::current()) {
-  return migrates_on_demand(l, where);
-}
 
 /// @brief Queues a migration of the range's pages to l on stream s; of a buffer unimem placed at
 /// l only the 2 MiB blocks the host touched since move (docs/architecture.md, Placement records).
@@ -533,13 +516,6 @@ template <class R, detail::if_range<R> = 0>
   bool any_gpu = false;
   detail::for_each_accessor(pr.ptr, pr.bytes, where, [&](int id) { any_gpu |= id >= 0; });
   return any_gpu ? intent::map : intent::move;
-}
-/// @brief get_intent(r).
-/// @deprecated Use get_intent(r), the pair of set_intent().
-template <class R, detail::if_range<R> = 0>
-[[deprecated("use unimem::get_intent(r)")]] [[nodiscard]] intent intent_of(
-    const R& r, call_site where = call_site::current()) {
-  return get_intent(r, where);
 }
 
 /// @brief Makes the range ready for CPU access: on return no GPU writes it and its pages are on

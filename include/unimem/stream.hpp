@@ -78,9 +78,6 @@ class stream {
     blocking,
     non_blocking,  ///< Independent of the default stream (cudaStreamNonBlocking).
   };
-  /// @brief blocking_mode.
-  /// @deprecated Use blocking_mode: a choice of two, not a set of flags.
-  using flags [[deprecated("use unimem::stream::blocking_mode")]] = blocking_mode;
   /// @brief A new stream on the current device.
   /// @throws unimem::error when the runtime cannot create it (no GPU, for one).
   explicit stream(blocking_mode m = blocking_mode::blocking,

@@ -11,10 +11,6 @@
 
 UNIMEM_BEGIN_NAMESPACE
 
-/// @brief no_device.
-/// @deprecated Use no_device: one constant, one value, for every device id that names none.
-[[deprecated("use unimem::no_device")]] inline constexpr int unspecified_device = no_device;
-
 namespace detail {
 /// The tag under which stream.hpp defines the runtime calls of stream_ref.
 struct stream_calls_tag {};

@@ -125,9 +125,6 @@ class array_base {
   [[nodiscard]] size_type size() const noexcept { return storage_.size(); }
   /// size() * sizeof(T), as std::span::size_bytes().
   [[nodiscard]] size_type size_bytes() const noexcept { return size() * sizeof(T); }
-  [[deprecated("use size_bytes()")]] [[nodiscard]] size_type bytes() const noexcept {
-    return size_bytes();
-  }
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
   [[nodiscard]] static constexpr size_type max_size() noexcept { return max_elements<T>(); }
   [[nodiscard]] T* data() noexcept { return storage_.data(); }
@@ -135,10 +132,6 @@ class array_base {
   /// A view for kernels and free functions; a const buffer gives a view of const elements.
   [[nodiscard]] unimem::view<T> view() noexcept { return {data(), size()}; }
   [[nodiscard]] unimem::view<const T> view() const noexcept { return {data(), size()}; }
-  [[deprecated("use std::as_const(b).view()")]] [[nodiscard]] unimem::view<const T> cview()
-      const noexcept {
-    return view();
-  }
   void swap(array_base& other) noexcept { storage_.swap(other.storage_); }
 
   friend unimem::view<T> unimem_view(array_base& a) noexcept { return a.view(); }

@@ -53,11 +53,11 @@ class Unimem(CMakePackage, CudaPackage, ROCmPackage):
 
     license("MIT")
 
-    # FILL IN: no tag v0.2.0 exists yet. Create it (or replace tag= by commit="<sha>" of the
-    # 0.2.0 release) before installing @0.2.0. Version 0.2.0 is CMakeLists.txt's
+    # FILL IN: no tag v0.3.0 exists yet. Create it (or replace tag= by commit="<sha>" of the
+    # 0.3.0 release) before installing @0.3.0. Version 0.3.0 is CMakeLists.txt's
     # project(VERSION) and include/unimem/version.hpp's UNIMEM_VERSION_STRING.
     version("main", branch="main")
-    version("0.2.0", tag="v0.2.0")
+    version("0.3.0", tag="v0.3.0")
 
     variant(
         "mpi",

@@ -21,7 +21,7 @@
 
 #include "harness.hpp"
 #include "raw_runtime.hpp"
-#include <unimem/detail/uvm_counters.hpp>
+#include <unimem/placement/detail/uvm_counters.hpp>
 
 #include <algorithm>
 #include <atomic>

@@ -2,7 +2,7 @@
 // does it, including the per-version forms of prefetch and advice that unimem hides.
 #pragma once
 
-#include <unimem/detail/backend/backend.hpp>  // the runtime header of the chosen backend
+#include <unimem/core/detail/backend/backend.hpp>  // the runtime header of the chosen backend
 
 #include <cstddef>
 #include <cstdio>

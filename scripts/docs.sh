@@ -23,7 +23,7 @@ if [ "$(printf '%s\n' 1.9.2 "$version" | sort -V | head -1)" != 1.9.2 ]; then
 fi
 
 no_file_comment=()
-for h in include/unimem/*.hpp; do
+for h in include/unimem/*.hpp include/unimem/{core,placement,pool,interop,mpi,diagnostics}/*.hpp; do
   grep -q '^/// @file' "$h" || no_file_comment+=("$h")
 done
 for h in "${no_file_comment[@]}"; do
@@ -34,7 +34,7 @@ out=build/docs
 rm -rf "$out/html" "$out/xml"
 mkdir -p "$out"
 log=$out/doxygen.log
-UNIMEM_DOCS_VERSION=$(sed -n 's/^#define UNIMEM_VERSION_STRING "\(.*\)"$/\1/p' include/unimem/version.hpp) \
+UNIMEM_DOCS_VERSION=$(sed -n 's/^#define UNIMEM_VERSION_STRING "\(.*\)"$/\1/p' include/unimem/core/version.hpp) \
   doxygen docs/Doxyfile >"$log" 2>&1
 rc=$?
 

@@ -6,8 +6,8 @@
 // HostAccess.ATrackerAttachedByALaterTrySeesTheHostTakeManagedPages needs a GPU.
 #include "test_support.hpp"
 
-#include <unimem/detail/host_access.hpp>
-#include <unimem/detail/uvm_counters.hpp>
+#include <unimem/placement/detail/host_access.hpp>
+#include <unimem/placement/detail/uvm_counters.hpp>
 
 #include <cstdint>
 #include <cstring>

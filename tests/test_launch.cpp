@@ -96,14 +96,14 @@ TEST(Launch, TagsOverDeviceBuffersPassTheirViews) {
   static_assert(std::is_same<in_tag, unimem::view<const float>>::value, "");
   static_assert(std::is_same<out_tag, unimem::view<float>>::value, "");
   static_assert(std::is_same<inout_tag, unimem::view<float>>::value, "");
-  static_assert(!is_tagged_v<in_tag> && !is_tagged_v<out_tag>, "launch() places nothing");
+  static_assert(!has_launch_hook<in_tag>::value && !has_launch_hook<out_tag>::value, "launch() places nothing");
   static_assert(argument_traits<in_tag, const float*>::ok, "");
   static_assert(!argument_traits<in_tag, float*>::ok, "in() is read-only");
   static_assert(argument_traits<out_tag, float*>::ok, "");
   static_assert(argument_traits<inout_tag, unimem::view<float>>::ok, "");
   // Managed buffers keep their tags, with the placement record.
   using mbuf = unimem::managed_buffer<float>;
-  static_assert(is_tagged_v<decltype(unimem::in(std::declval<const mbuf&>()))>, "");
+  static_assert(has_launch_hook<decltype(unimem::in(std::declval<const mbuf&>()))>::value, "");
   unimem::device_buffer<float> empty;
   EXPECT_EQ(unimem::out(empty).data(), nullptr);
   EXPECT_NO_THROW(unimem::launch(launch_test_vector_add, unimem::grid_for(0), unimem::in(empty),

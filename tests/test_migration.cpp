@@ -3,7 +3,7 @@
 #include "test_support.hpp"
 
 #include <unimem/allocator.hpp>
-#include <unimem/detail/uvm_counters.hpp>
+#include <unimem/placement/detail/uvm_counters.hpp>
 #include <unimem/managed_pool.hpp>
 
 #include <cstdint>
@@ -53,9 +53,6 @@ using unimem::location;
 struct policy_restorer {
   ~policy_restorer() {
     unimem::set_unsupported_policy(unimem::unsupported_policy::ignore);
-    for (int d = 0; d < unimem::device_count(); ++d) {
-      unimem::detail::set_migration_capability_for_testing(d, -1);
-    }
   }
 };
 
@@ -198,7 +195,7 @@ TEST(AccessTags, ReachTheKernelAsViewsOrPointers) {
   static_assert(argument_traits<out_tag, int*>::ok, "");
   static_assert(argument_traits<inout_tag, unimem::view<int>>::ok, "");
   static_assert(argument_traits<inout_tag, unimem::view<const int>>::ok, "");
-  static_assert(is_tagged_v<in_tag> && !is_tagged_v<buf&>, "");
+  static_assert(has_launch_hook<in_tag>::value && !has_launch_hook<buf&>::value, "");
   SUCCEED();
 }
 
@@ -541,7 +538,8 @@ TEST(PlacementGpu, UnsupportedPolicyIsHonoured) {
   UNIMEM_REQUIRE_GPU();
   policy_restorer restore;
   unimem::managed_buffer<int> b(1 << 20, 4);
-  unimem::detail::set_migration_capability_for_testing(0, 0);  // pretend: no migration
+  {
+  const unimem_test::pretend_no_migration no(0);
   EXPECT_FALSE(unimem::migrates_on_demand(location::device(0)));
 
   EXPECT_EQ(unimem::prefetch(b, location::device(0)), unimem::hint_status::unsupported);
@@ -571,7 +569,7 @@ TEST(PlacementGpu, UnsupportedPolicyIsHonoured) {
   EXPECT_EQ(unimem::prefetch(unimem::managed_buffer<int>(), location::device(0)),
             unimem::hint_status::empty);  // empty stays a no-op under any policy
 
-  unimem::detail::set_migration_capability_for_testing(0, -1);  // the real answer again
+  }  // the real answer again
   EXPECT_TRUE(unimem::migrates_on_demand(location::device(0)) ==
               unimem::device(0).migrates_on_demand());
 }
@@ -968,7 +966,7 @@ TEST(IntentGpu, FreedMemoryKeepsNoIntentAndBadRequestsThrow) {
   }
   // A device that cannot migrate: nothing to change, and said so (or thrown, by policy).
   unimem::managed_buffer<int> z(1000, 3);
-  unimem::detail::set_migration_capability_for_testing(0, 0);
+  const unimem_test::pretend_no_migration no(0);
   EXPECT_EQ(unimem::set_intent(z, unimem::intent::map, location::device(0)),
             unimem::hint_status::unsupported);
   EXPECT_EQ(unimem::get_intent(z), unimem::intent::move);

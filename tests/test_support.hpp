@@ -31,27 +31,49 @@ inline bool lists(const unimem::location_list& by, unimem::location l) {
   return std::find(by.begin(), by.end(), l) != by.end();
 }
 
-/// Pretends device `id` cannot migrate managed pages for the scope (the real answer after it).
-struct pretend_no_migration {
-  explicit pretend_no_migration(int id) : id_(id) {
-    unimem::detail::set_migration_capability_for_testing(id_, 0);
+/// For the scope, placement decides for device `id` by what the test says, not what the device
+/// is: the property cache's placement view (core/detail/property_cache.hpp), which only tests
+/// change; device(id)'s properties stay real. The real answer after the scope.
+class pretend_placement {
+ public:
+  explicit pretend_placement(int id)
+      : entry_(const_cast<unimem::detail::cached_device&>(
+            unimem::detail::cached_entry(id, unimem::call_site::current()))),
+        saved_migrates_(entry_.placement.migrates),
+        saved_regime_(entry_.placement.regime) {}
+  ~pretend_placement() {
+    entry_.placement.migrates = saved_migrates_;
+    entry_.placement.regime = saved_regime_;
   }
-  ~pretend_no_migration() { unimem::detail::set_migration_capability_for_testing(id_, -1); }
-  pretend_no_migration(const pretend_no_migration&) = delete;
-  pretend_no_migration& operator=(const pretend_no_migration&) = delete;
-  int id_;
+  pretend_placement(const pretend_placement&) = delete;
+  pretend_placement& operator=(const pretend_placement&) = delete;
+
+ protected:
+  unimem::detail::cached_device& entry_;
+
+ private:
+  bool saved_migrates_;
+  unimem::memory_regime saved_regime_;
+};
+
+/// Pretends device `id` cannot migrate managed pages for the scope.
+struct pretend_no_migration : pretend_placement {
+  explicit pretend_no_migration(int id) : pretend_placement(id) {
+    entry_.placement.migrates = false;
+  }
 };
 
 /// Pretends device `id` is in unified-memory regime r for the scope (placement answers as it
-/// would there); the real regime after it.
-struct pretend_regime {
-  pretend_regime(int id, unimem::memory_regime r) : id_(id) {
-    unimem::detail::set_regime_for_testing(id_, r);
+/// would there; migration follows the regime, an APU leaves it).
+struct pretend_regime : pretend_placement {
+  pretend_regime(int id, unimem::memory_regime r) : pretend_placement(id) {
+    entry_.placement.regime = r;
+    using m = unimem::memory_regime;
+    if (r == m::no_migration || r == m::no_managed_memory) entry_.placement.migrates = false;
+    if (r == m::discrete_migrating || r == m::hmm || r == m::coherent) {
+      entry_.placement.migrates = true;
+    }
   }
-  ~pretend_regime() { unimem::detail::forget_regime_for_testing(id_); }
-  pretend_regime(const pretend_regime&) = delete;
-  pretend_regime& operator=(const pretend_regime&) = delete;
-  int id_;
 };
 
 /// Runs attempt() until one run left the host-access log as it found it (no entry added from

@@ -19,5 +19,5 @@ unit (those already included were read without their out-of-line definitions)."
 #define UNIMEM_DETAIL_COMPILING_OUTLINE 1
 // Every header that declares out-of-line functions.
 #include "unimem.hpp"
-#include "allocator.hpp"
-#include "memory_resource.hpp"
+#include "core/allocator.hpp"
+#include "core/memory_resource.hpp"

@@ -13,6 +13,7 @@
 /// derived datatype of the same type signature.
 #pragma once
 
+#include "unimem.hpp"               // the rest of unimem, as it always came with this header
 #include "mpi/collectives.hpp"     // allreduce
 #include "mpi/datatype.hpp"        // datatype<T>(), has_builtin_datatype_v
 #include "mpi/deferred.hpp"        // flush()

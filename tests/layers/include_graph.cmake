@@ -1,10 +1,17 @@
-# The include graph of unimem's headers keeps its layers (docs/architecture.md):
-#   0 vocabulary  runtime-free value types and the config; include only layer 0
-#   1 backend     detail/backend/*: the only files that call hip*/cuda* functions
-#   2 helpers     detail/*.hpp: include layers 0-2, never a runtime-level public header
-#   3 runtime     every other public header
-# Fails, naming the file and the include, when an include runs back up a layer, or when a file
-# outside the backend calls a hip*/cuda* runtime function.
+# The include graph of unimem's headers keeps its layers, which are its folders
+# (docs/architecture.md, "Layers"):
+#   0 core         core/ and core.hpp, which gathers it (core/detail/backend/: the only files
+#                  that name hip*/cuda* calls or include a runtime header); within it the
+#                  vocabulary (runtime-free value types) includes only vocabulary
+#   1 placement    placement/
+#   2 pool         pool/
+#   3 interop      interop/, and mpi/ beside it (neither includes the other)
+#   4 diagnostics  diagnostics/
+#   entry points   the files at the top of include/unimem (unimem.hpp, mpi.hpp,
+#                  compiled.hpp, the 0.2 paths that forward): they include any layer, and no
+#                  layer includes them
+# Fails, naming the file and the include, on an include that runs back up or sideways, or on a
+# runtime header or call outside the backend.
 # Compile time (docs/architecture.md, "Compile time"): a header may include only the light
 # standard headers below (cuda_runtime.h brings most of them anyway); the heavy ones each cost a
 # small CUDA translation unit 5-50 % more compile time and are allowed only where named here,
@@ -13,40 +20,51 @@
 # the pmr headers, are left out of it).
 # Usage: cmake -DINCLUDE_DIR=<repo>/include -P include_graph.cmake
 cmake_minimum_required(VERSION 3.16)
-set(_vocabulary config.hpp version.hpp argument_error.hpp view.hpp location.hpp stream_ref.hpp
-    launch_config.hpp kernel_argument.hpp access.hpp detail/backend/handles.hpp
-    detail/fixed_text.hpp)
+set(_vocabulary core/config.hpp core/version.hpp core/argument_error.hpp core/view.hpp
+    core/capabilities.hpp core/stream_ref.hpp core/launch_config.hpp core/kernel_argument.hpp
+    core/detail/backend/handles.hpp core/detail/fixed_text.hpp core/detail/atomic.hpp
+    core/detail/placement_record.hpp placement/location.hpp placement/intent.hpp)
 
-function(_layer rel out)
-  if(rel IN_LIST _vocabulary)
+# The layer of a header (entry points: 9, above every layer); `sibling` names its side of a
+# layer shared by two folders.
+function(_layer rel out sibling)
+  set(${sibling} "" PARENT_SCOPE)
+  if(rel MATCHES "^core/" OR rel STREQUAL "core.hpp")  # core.hpp: the core's own umbrella
     set(${out} 0 PARENT_SCOPE)
-  elseif(rel MATCHES "^detail/backend/")
+  elseif(rel MATCHES "^placement/")
     set(${out} 1 PARENT_SCOPE)
-  elseif(rel MATCHES "^detail/")
+  elseif(rel MATCHES "^pool/")
     set(${out} 2 PARENT_SCOPE)
-  else()
+  elseif(rel MATCHES "^(interop|mpi)/")
     set(${out} 3 PARENT_SCOPE)
+    set(${sibling} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+  elseif(rel MATCHES "^diagnostics/")
+    set(${out} 4 PARENT_SCOPE)
+  else()
+    set(${out} 9 PARENT_SCOPE)
   endif()
 endfunction()
 
 set(_light cstddef cstdint cstring cstdio cstdlib exception new type_traits utility limits
            initializer_list)
-set(_allowed_allocator.hpp vector)                              # managed_vector
-set(_allowed_memory_resource.hpp memory_resource mutex unordered_map)  # the pmr resources
-# managed_pool (issue 28): its bookkeeping, and the pmr resource over it; not in the umbrella
-set(_allowed_managed_pool.hpp unordered_map vector)
-set(_allowed_managed_pool_resource.hpp memory_resource unordered_map)
-set(_allowed_detail/atomic.hpp atomic)     # only for compilers without the __atomic builtins
-set(_allowed_detail/backend/fault.hpp atomic)  # only in unimem's fault-injection test build
+set(_allowed_core/allocator.hpp vector)                              # managed_vector
+set(_allowed_core/memory_resource.hpp memory_resource mutex unordered_map)  # the pmr resources
+# the managed pool (issue 28): its bookkeeping and ownership, and the pmr resource over it; not in
+# the umbrella
+set(_allowed_pool/managed_pool.hpp memory unordered_map vector)
+set(_allowed_pool/managed_pool_resource.hpp memory memory_resource unordered_map)
+set(_allowed_core/detail/atomic.hpp atomic)  # only for compilers without the __atomic builtins
 # Standard types at the edges (issue 25): report() and the versions are std::string,
 # to_string(location) too; devices() and accessed_by() are std::vector.
-set(_allowed_device.hpp string vector)
-set(_allowed_placement.hpp string vector)
-set(_allowed_dlpack.hpp complex memory)  # std::complex element types, std::shared_ptr owners
-set(_allowed_placement_policy.hpp string)  # to_string(hint_status), a std::string (issue 25)
+set(_allowed_core/devices.hpp vector)
+set(_allowed_diagnostics/report.hpp string)
+set(_allowed_diagnostics/regime.hpp string)
+set(_allowed_placement/placement.hpp string vector)
+set(_allowed_interop/dlpack.hpp complex memory)  # std::complex element types, shared_ptr owners
+set(_allowed_placement/policy.hpp string)  # to_string(hint_status), a std::string (issue 25)
 # Errors in the standard hierarchy (issue 25): std::runtime_error, std::length_error, ...
-set(_allowed_error.hpp stdexcept)
-set(_allowed_argument_error.hpp stdexcept)
+set(_allowed_core/error.hpp stdexcept)
+set(_allowed_core/argument_error.hpp stdexcept)
 set(_allowed_mpi/error.hpp stdexcept)  # mpi::error, a std::runtime_error
 set(_allowed_mpi/path.hpp string)      # mpi::to_string(path|memory), std::string
 set(_allowed_mpi/staging.hpp memory)   # std::allocator: such containers are pageable, known
@@ -59,7 +77,7 @@ file(GLOB_RECURSE _headers RELATIVE "${_root}" "${_root}/*.hpp")
 set(_problems "")
 set(_edges 0)
 foreach(_h IN LISTS _headers)
-  _layer("${_h}" _from)
+  _layer("${_h}" _from _from_side)
   file(STRINGS "${_root}/${_h}" _lines)
   get_filename_component(_dir "${_h}" DIRECTORY)
   set(_depth 0)  # of #if blocks: an include inside one is compiler-specific (detail/atomic.hpp)
@@ -80,15 +98,21 @@ foreach(_h IN LISTS _headers)
         list(APPEND _problems "${_h}: includes ${_target}, which does not exist")
         continue()
       endif()
-      _layer("${_target}" _to)
+      _layer("${_target}" _to _to_side)
       list(APPEND "_unimem_includes_${_h}" "${_target}")
       math(EXPR _edges "${_edges} + 1")
-      if(_to GREATER _from)
+      if(_to EQUAL 9 AND _from LESS 9)
+        list(APPEND _problems "${_h} includes ${_target}, an entry point: a layer includes layers, not the files that gather them")
+      elseif(_to GREATER _from)
         list(APPEND _problems "${_h} (layer ${_from}) includes ${_target} (layer ${_to}): an include that runs back up")
+      elseif(_to EQUAL _from AND NOT _from_side STREQUAL _to_side)
+        list(APPEND _problems "${_h} (${_from_side}) includes ${_target} (${_to_side}): an include sideways")
+      elseif(_h IN_LIST _vocabulary AND NOT _target IN_LIST _vocabulary)
+        list(APPEND _problems "${_h} (vocabulary, runtime-free) includes ${_target}, which is not")
       endif()
     elseif(_line MATCHES "^#include <(hip|cuda)")
-      if(NOT _h MATCHES "^detail/backend/")
-        list(APPEND _problems "${_h}: includes a runtime header (${_line}) outside detail/backend/")
+      if(NOT _h MATCHES "^core/detail/backend/")
+        list(APPEND _problems "${_h}: includes a runtime header (${_line}) outside core/detail/backend/")
       endif()
     elseif(_line MATCHES "^#include <([a-z_]+)>")
       set(_std "${CMAKE_MATCH_1}")
@@ -103,8 +127,8 @@ foreach(_h IN LISTS _headers)
     endif()
     # Runtime calls outside the backend (comments are prose and may name them).
     string(REGEX REPLACE "//.*$" "" _code "${_line}")
-    if(NOT _h MATCHES "^detail/backend/" AND _code MATCHES "[^A-Za-z_](hip|cuda)[A-Z][A-Za-z0-9_]*\\(")
-      list(APPEND _problems "${_h}: calls the runtime outside detail/backend/: ${_line}")
+    if(NOT _h MATCHES "^core/detail/backend/" AND _code MATCHES "[^A-Za-z_](hip|cuda)[A-Z][A-Za-z0-9_]*\\(")
+      list(APPEND _problems "${_h}: calls the runtime outside core/detail/backend/: ${_line}")
     endif()
   endforeach()
 endforeach()
@@ -134,4 +158,4 @@ if(_problems)
   message(FATAL_ERROR "unimem layers: ${_n} headers, problems:\n  ${_text}")
 endif()
 list(JOIN _reached_std " " _reached_text)
-message("unimem layers: ${_n} headers, ${_edges} includes, every include points down a layer or within it; standard headers the umbrella reaches: ${_reached_text}")
+message("unimem layers: ${_n} headers, ${_edges} includes, every include points down a layer or within it, none sideways; standard headers the umbrella reaches: ${_reached_text}")

@@ -6,18 +6,17 @@
 # copy per library is harmless:
 #   property_cache / overflow_cache      per-device properties that cannot change (any copy is right)
 #   unsupported_policy_state             the unsupported-hint policy (a setting, per library)
-#   migration_overrides                  a test hook (per library)
-#   regime_overrides                     a test hook (per library), like migration_overrides
 #   this_copy()::c                       where this copy mapped the process's host-access log and
 #                                        what it opened for it: every copy finds the same memfd
 #                                        (host_access.hpp); a fork handler per copy closes them
 #   real_driver()::d                     the UVM driver's functions (constant, the same everywhere)
+#   kept_text::keep()::none              an empty error text, for when memory ran out (any copy)
 #   cuda_driver::...                     driver entry points looked up once (the same in every copy)
 # Usage: cmake -DNM=<nm> -DLIBRARIES=<a.so;b.so> -P static_state.cmake
 set(_allowed "property_cache\\(\\)::slots" "overflow_cache\\(\\)::head"
-             "unsupported_policy_state\\(\\)::state" "migration_overrides\\(\\)::values"
-             "regime_overrides\\(\\)::values"
+             "unsupported_policy_state\\(\\)::state"
              "this_copy\\(\\)::c" "real_driver\\(\\)::d"
+             "kept_text::keep\\(char const\\*\\)::none"
              "backend::cuda_driver::")
 set(_problems "")
 set(_seen 0)

@@ -1,9 +1,9 @@
 # The version is written in three places that must agree: the CMake project (what
-# find_package's version file and the packages say), the macros of <unimem/version.hpp>, and the
+# find_package's version file and the packages say), the macros of <unimem/core/version.hpp>, and the
 # newest release of CHANGELOG.md. Fails, naming each, when one differs.
 # Usage: cmake -DSOURCE_DIR=<repo> -DPROJECT_VERSION=<x.y.z> -P check_version.cmake
 cmake_minimum_required(VERSION 3.16)
-file(READ "${SOURCE_DIR}/include/unimem/version.hpp" _header)
+file(READ "${SOURCE_DIR}/include/unimem/core/version.hpp" _header)
 foreach(_part MAJOR MINOR PATCH)
   if(NOT _header MATCHES "#define UNIMEM_VERSION_${_part} ([0-9]+)")
     message(FATAL_ERROR "version.hpp: no UNIMEM_VERSION_${_part}")
@@ -32,4 +32,4 @@ if(_problems)
   list(JOIN _problems "\n  " _text)
   message(FATAL_ERROR "the versions disagree:\n  ${_text}")
 endif()
-message(STATUS "version ${PROJECT_VERSION}: the CMake project, <unimem/version.hpp> and CHANGELOG.md agree")
+message(STATUS "version ${PROJECT_VERSION}: the CMake project, <unimem/core/version.hpp> and CHANGELOG.md agree")

@@ -4,7 +4,7 @@
 
 #include <mpi.h>
 
-#include "../config.hpp"
+#include "../core/config.hpp"
 #include "error.hpp"
 
 #include <cstddef>

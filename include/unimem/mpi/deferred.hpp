@@ -5,8 +5,10 @@
 
 #include <mpi.h>
 
-#include "../unimem.hpp"
-#include "../detail/atomic.hpp"
+#include "../core.hpp"
+#include "../core/detail/backend/events.hpp"
+#include "../placement/placement.hpp"
+#include "../core/detail/atomic.hpp"
 #include "error.hpp"
 
 #include <cstddef>

@@ -4,11 +4,11 @@
 
 #include <mpi.h>
 
-#include "../argument_error.hpp"
-#include "../config.hpp"
-#include "../error.hpp"
-#include "../detail/atomic.hpp"
-#include "../detail/fixed_text.hpp"
+#include "../core/argument_error.hpp"
+#include "../core/config.hpp"
+#include "../core/error.hpp"
+#include "../core/detail/atomic.hpp"
+#include "../core/detail/fixed_text.hpp"
 
 #include <stdexcept>
 

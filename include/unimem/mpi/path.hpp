@@ -4,8 +4,8 @@
 
 #include <mpi.h>
 
-#include "../config.hpp"
-#include "../stream_ref.hpp"
+#include "../core/config.hpp"
+#include "../core/stream_ref.hpp"
 #include "settings.hpp"
 
 #include <string>

@@ -5,7 +5,8 @@
 
 #include <mpi.h>
 
-#include "../unimem.hpp"
+#include "../core.hpp"
+#include "../placement/placement.hpp"
 #include "datatype.hpp"
 #include "deferred.hpp"
 #include "error.hpp"

@@ -7,8 +7,8 @@
 #include <mpi-ext.h>  // MPIX_Query_cuda_support (Open MPI 4/5), MPIX_Query_rocm_support (5)
 #endif
 
-#include "../argument_error.hpp"
-#include "../config.hpp"
+#include "../core/argument_error.hpp"
+#include "../core/config.hpp"
 #include "error.hpp"
 
 #include <cstdlib>

@@ -5,7 +5,9 @@
 
 #include <mpi.h>
 
-#include "../unimem.hpp"
+#include "../core.hpp"
+#include "../core/detail/backend/pointers.hpp"
+#include "../placement/placement.hpp"
 #include "path.hpp"
 #include "settings.hpp"
 

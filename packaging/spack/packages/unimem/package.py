@@ -55,7 +55,7 @@ class Unimem(CMakePackage, CudaPackage, ROCmPackage):
 
     # FILL IN: no tag v0.3.0 exists yet. Create it (or replace tag= by commit="<sha>" of the
     # 0.3.0 release) before installing @0.3.0. Version 0.3.0 is CMakeLists.txt's
-    # project(VERSION) and include/unimem/version.hpp's UNIMEM_VERSION_STRING.
+    # project(VERSION) and include/unimem/core/version.hpp's UNIMEM_VERSION_STRING.
     version("main", branch="main")
     version("0.3.0", tag="v0.3.0")
 
@@ -86,7 +86,7 @@ class Unimem(CMakePackage, CudaPackage, ROCmPackage):
     # What a good install leaves behind: the headers and the CMake package configuration
     # (CMakeLists.txt installs include/unimem and UNIMEM_INSTALL_CMAKEDIR, share/cmake/unimem).
     sanity_check_is_file = [
-        join_path("include", "unimem", "version.hpp"),
+        join_path("include", "unimem", "core", "version.hpp"),
         join_path("share", "cmake", "unimem", "unimem-config.cmake"),
     ]
 
@@ -202,7 +202,7 @@ class Unimem(CMakePackage, CudaPackage, ROCmPackage):
         """check that the installed version.hpp names this version"""
         if not re.match(r"^\d+\.\d+\.\d+$", str(self.spec.version)):
             raise SkipTest(f"version {self.spec.version} is a branch, not a release number")
-        header = join_path(self.prefix.include, "unimem", "version.hpp")
+        header = join_path(self.prefix.include, "unimem", "core", "version.hpp")
         with open(header, encoding="utf-8") as f:
             text = f.read()
         expected = f'#define UNIMEM_VERSION_STRING "{self.spec.version}"'

@@ -5,10 +5,12 @@
 #include <cstring>
 
 #include "../fixed_text.hpp"
-#include "fault.hpp"
 #include "handles.hpp"
 
-#if !defined(UNIMEM_FAULT_INJECTION)
+#if defined(UNIMEM_FAULT_INJECTION)
+// unimem's own fault-injection build (unimem_fault_tests): every call counted, the N-th failed.
+#include <unimem_fault_injection.hpp>  // tests/support/, on that program's include path only
+#else
 /// Wraps one native call into a backend::result that remembers `text`, the call's source text.
 #define UNIMEM_DETAIL_NATIVE_TEXT(text, ...) \
   ::unimem::detail::backend::result { (__VA_ARGS__), text }
@@ -17,23 +19,10 @@
   UNIMEM_DETAIL_NATIVE_TEXT(text, __VA_ARGS__)
 /// Marks a runtime call made outside UNIMEM_DETAIL_NATIVE: nothing in users' builds.
 #define UNIMEM_DETAIL_INJECTION_POINT(call) ((void)0)
-#else
-// Test builds (fault.hpp): the call is counted, and the N-th one fails without being made.
-#define UNIMEM_DETAIL_INJECTED(call)                                                        \
-  ::unimem::detail::backend::result {                                                       \
-    static_cast<::unimem::detail::backend::status>(::unimem::detail::fault::status()), call \
-  }
-#define UNIMEM_DETAIL_NATIVE_TEXT(text, ...)                           \
-  (::unimem::detail::fault::fires(text) ? UNIMEM_DETAIL_INJECTED(text) \
-                                        : ::unimem::detail::backend::result{(__VA_ARGS__), text})
-// A release is always made (the runtime then holds nothing) and may then report the failure.
-#define UNIMEM_DETAIL_RELEASE_TEXT(held, kind, text, ...)                                     \
-  ::unimem::detail::backend::released(::unimem::detail::backend::result{(__VA_ARGS__), text}, \
-                                      (held), ::unimem::detail::fault::resource::kind)
-#define UNIMEM_DETAIL_INJECTION_POINT(call)                                        \
-  do {                                                                             \
-    if (::unimem::detail::fault::fires(call)) return UNIMEM_DETAIL_INJECTED(call); \
-  } while (0)
+/// A call that made `*out` (memory, a stream, an event): counted in the fault-injection build.
+#define UNIMEM_DETAIL_MADE(r, out, kind) (r)
+/// Whether the fault-injection build fails this call (never here).
+#define UNIMEM_DETAIL_FAULT_FIRES(call) false
 #endif
 /// Wraps one native call, written out, into a backend::result (UNIMEM_CHECK's calls).
 #define UNIMEM_DETAIL_NATIVE(...) UNIMEM_DETAIL_NATIVE_TEXT(#__VA_ARGS__, __VA_ARGS__)
@@ -99,29 +88,6 @@ constexpr int no_location_id = -2;
 constexpr int host_location_id = -1;
 /// A host function queued on a stream.
 using host_function = void (*)(void*);
-/// Where a pointer's memory is, as the runtime says.
-enum class pointer_residence { host, device, unknown };
-/// What kind of memory a pointer points to, as the runtime says (pageable: unknown to it).
-enum class pointer_memory { pageable, pinned, device, managed, unknown };
-// UNIMEM_DETAIL_MADE(call, out, kind): a call that made `*out` (memory, a stream, an event);
-// test builds count it in fault.hpp's ledger, and a release takes it off (then may fail).
-#if defined(UNIMEM_FAULT_INJECTION)
-#define UNIMEM_DETAIL_MADE(r, out, kind) \
-  ::unimem::detail::backend::made(r, out, ::unimem::detail::fault::resource::kind)
-template <class Result, class Handle>
-Result made(Result r, Handle* out, fault::resource kind) noexcept {
-  if (static_cast<int>(r.code) == 0 && *out != nullptr) fault::count(kind, 1);
-  return r;
-}
-template <class Result>
-Result released(Result r, bool held, fault::resource kind) noexcept {
-  if (held && static_cast<int>(r.code) == 0) fault::count(kind, -1);
-  if (fault::fires(r.call)) r.code = static_cast<decltype(r.code)>(fault::status());
-  return r;
-}
-#else
-#define UNIMEM_DETAIL_MADE(r, out, kind) (r)
-#endif
 /// Converts to whatever pointer type a runtime's parameter has (void*, hipDeviceptr_t*, ...).
 struct any_pointer {
   void* p;

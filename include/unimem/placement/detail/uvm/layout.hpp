@@ -7,7 +7,7 @@
 // docs/architecture.md), and refuses every other version (the page-fault signal then serves).
 #pragma once
 
-#include "../../config.hpp"
+#include "../../../core/config.hpp"
 
 #include <cstddef>
 #include <cstdint>

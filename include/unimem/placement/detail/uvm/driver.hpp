@@ -6,7 +6,7 @@
 // UNIMEM_NO_PRIVATE_DRIVER_INTERFACE builds unimem without it: no ioctl, no tools device.
 #pragma once
 
-#include "../../config.hpp"
+#include "../../../core/config.hpp"
 #include "layout.hpp"
 
 #include <cstddef>

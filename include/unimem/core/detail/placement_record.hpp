@@ -1,13 +1,12 @@
-// unimem (not public, runtime-free): where a buffer's pages are, so a tagged launch over placed
-// data costs what an untagged one does. Holds while no later entry of the process-wide host-access
-// log (host_access.hpp) meets the buffer; a record that holds when pages moved anyway (eviction,
-// a raw prefetch) costs speed, never data.
+// unimem (not public, runtime-free): the word a managed buffer keeps for the placement layer:
+// where unimem last placed all of its pages, so a tagged launch over placed data costs what an
+// untagged one does. The placement layer sets and reads it (placement/placement.hpp: it holds
+// while no later entry of the process's host-access log meets the buffer); the buffer only keeps
+// it.
 #pragma once
 
 #include "../config.hpp"
-#include "../location.hpp"
 #include "atomic.hpp"
-#include "host_access.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,12 @@
 // unimem: how launch() turns its arguments into kernel parameters (pure traits; not public).
+// One customization point, found by ADL: unimem_launch_argument(arg) returns the object launch()
+// works with. That object gives the kernel its value (kernel_value(), else itself), and may name
+// a launch session (`using launch_session = S;`): one S per launch, made with the launch's
+// context, takes every such argument (S::add), runs before the kernel is queued and after
+// (docs/architecture.md, "Extending the launch"). Without the hook a container reaches kernels as
+// its view, anything else as itself.
 #pragma once
 
-#include "../access.hpp"
 #include "../config.hpp"
 #include "../kernel_argument.hpp"
 #include "../view.hpp"
@@ -10,29 +15,106 @@
 #include <type_traits>
 #include <utility>
 
+// Called from outside unimem, where no unimem_launch_argument is declared: ADL alone finds it.
+namespace unimem_detail_adl {
+template <class A>
+constexpr auto launch_argument_hook(A&& a) noexcept(noexcept(unimem_launch_argument(
+    std::forward<A>(a)))) -> decltype(unimem_launch_argument(std::forward<A>(a))) {
+  return unimem_launch_argument(std::forward<A>(a));
+}
+}  // namespace unimem_detail_adl
+
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
-template <class T>
-struct tag_mode;
-template <class T, access_mode M>
-struct tag_mode<access_tag<T, M>> {
-  static constexpr access_mode value = M;
-};
-/// A container reaches kernels as its view, an access tag as its range; the rest unchanged.
+template <class A, class = void>
+struct has_launch_hook : std::false_type {};
+template <class A>
+struct has_launch_hook<
+    A, std::void_t<decltype(::unimem_detail_adl::launch_argument_hook(std::declval<A>()))>>
+    : std::true_type {};
+
+/// What launch() works with for one argument: the hook's object, a container's view, or it.
 template <class Arg>
-constexpr decltype(auto) kernel_value(Arg&& a) noexcept {
+constexpr decltype(auto) launch_argument(Arg&& a) noexcept {
   using D = std::decay_t<Arg>;
-  if constexpr (is_access_tag<D>::value) {
-    return a.range;
+  if constexpr (has_launch_hook<Arg>::value) {
+    return ::unimem_detail_adl::launch_argument_hook(std::forward<Arg>(a));
   } else if constexpr (!is_view<D>::value && viewable_v<std::remove_reference_t<Arg>>) {
     return to_view(a);
   } else {
     return std::forward<Arg>(a);
   }
 }
+template <class Arg>
+using launch_argument_t = std::decay_t<decltype(launch_argument(std::declval<Arg>()))>;
 
+template <class O, class = void>
+struct has_kernel_value : std::false_type {};
+template <class O>
+struct has_kernel_value<O, std::void_t<decltype(std::declval<const O&>().kernel_value())>>
+    : std::true_type {};
+/// The value an argument hands the kernel: its launch object's kernel_value(), else the object.
+template <class Arg>
+constexpr decltype(auto) kernel_value(Arg&& a) noexcept {
+  if constexpr (has_kernel_value<launch_argument_t<Arg>>::value) {
+    return launch_argument(std::forward<Arg>(a)).kernel_value();
+  } else {
+    return launch_argument(std::forward<Arg>(a));
+  }
+}
 template <class Arg>
 using kernel_value_t = decltype(kernel_value(std::declval<Arg>()));
+
+/// The launch session an argument's object names (void: none).
+template <class O, class = void>
+struct session_of {
+  using type = void;
+};
+template <class O>
+struct session_of<O, std::void_t<typename O::launch_session>> {
+  using type = typename O::launch_session;
+};
+template <class Arg>
+using session_t = typename session_of<launch_argument_t<Arg>>::type;
+
+/// The distinct launch sessions of a launch's arguments, each made once (a base each).
+template <class... S>
+struct session_list {};
+template <class List, class S>
+struct add_session;
+template <class... In, class S>
+struct add_session<session_list<In...>, S> {
+  using type = std::conditional_t<std::is_void<S>::value || (std::is_same<In, S>::value || ...),
+                                  session_list<In...>, session_list<In..., S>>;
+};
+template <class List, class... S>
+struct distinct_sessions {
+  using type = List;
+};
+template <class List, class S, class... More>
+struct distinct_sessions<List, S, More...>
+    : distinct_sessions<typename add_session<List, S>::type, More...> {};
+
+template <class List>
+struct sessions;
+template <class... S>
+struct sessions<session_list<S...>> : S... {
+  static constexpr bool none = sizeof...(S) == 0;
+  template <class Context>
+  explicit sessions(const Context& c) : S(c)... {}
+  /// Hands an argument's object to its session (objects without one add nothing).
+  template <class O>
+  void add(const O& o) {
+    using own = typename session_of<O>::type;
+    if constexpr (!std::is_void<own>::value) static_cast<own&>(*this).add(o);
+  }
+  void before_launch() { (S::before_launch(), ...); }
+  void after_launch() { (S::after_launch(), ...); }
+};
+template <class... Args>
+using sessions_t =
+    sessions<typename distinct_sessions<session_list<>, session_t<Args>...>::type>;
+
 /// A view reaches a view parameter as itself and a pointer parameter as its data().
 template <class Param, class V>
 constexpr Param to_parameter(V&& v) noexcept {
@@ -60,7 +142,7 @@ template <class Arg, class Param>
 struct argument_traits {
   using decayed = std::decay_t<Arg>;
   using value = std::decay_t<kernel_value_t<Arg>>;
-  static constexpr bool container = !is_view<decayed>::value && !is_access_tag<decayed>::value &&
+  static constexpr bool container = !is_view<decayed>::value && !has_launch_hook<Arg>::value &&
                                     viewable_v<std::remove_reference_t<Arg>>;
   static constexpr bool temporary_owner = container && !std::is_lvalue_reference<Arg>::value &&
                                           !std::is_trivially_copyable<decayed>::value;

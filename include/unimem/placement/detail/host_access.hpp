@@ -12,8 +12,8 @@
 // a page the log misses comes back by a GPU fault. Off Linux, no log.
 #pragma once
 
-#include "../config.hpp"
-#include "atomic.hpp"
+#include "../../core/config.hpp"
+#include "../../core/detail/atomic.hpp"
 #include "uvm/driver.hpp"
 
 #include <cstddef>

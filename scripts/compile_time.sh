@@ -28,7 +28,9 @@
 # Translation units (generated into a temporary folder):
 #   raw               the runtime header (<cuda_runtime.h> or <hip/hip_runtime.h>), one trivial
 #                     __global__ kernel and int main.
-#   <unimem/H>        raw + #include <unimem/H>, for every include/unimem/*.hpp found at run time.
+#   <unimem/H>        raw + #include <unimem/H>, for every public header of the layers
+#                     (include/unimem/core/*.hpp, placement/, pool/, interop/, diagnostics/)
+#                     and <unimem/core.hpp>, the core alone, found at run time.
 #   raw, realistic    the raw TU after #include <string>, <vector> and <cstdio>: what a user's
 #                     translation unit already includes (on AMD hip_runtime.h includes <string>
 #                     itself). The baseline of the realistic rows.
@@ -93,8 +95,9 @@ script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/toolchains.sh
 source "$script_dir/toolchains.sh"  # unimem_root, unimem_native_nvcc
 
-value_headers=(config.hpp version.hpp view.hpp location.hpp launch_config.hpp stream_ref.hpp
-               argument_error.hpp kernel_argument.hpp)
+value_headers=(core/config.hpp core/version.hpp core/view.hpp placement/location.hpp
+               core/launch_config.hpp core/stream_ref.hpp core/argument_error.hpp
+               core/kernel_argument.hpp)
 target_umbrella=1.3  # in the realistic TU
 target_vector_add=1.3
 target_value=1.05
@@ -152,11 +155,12 @@ fi
 raw_vector_add=$script_dir/compile_time/vector_add_raw.cu
 
 headers=() present_values=() examples=()
-for f in "$src"/include/unimem/*.hpp; do
+# The public headers of the layers (the 0.2 paths at the top only forward to them) and the
+# entry points: the core alone (core.hpp) and, below, the umbrella.
+for f in "$src"/include/unimem/core.hpp "$src"/include/unimem/compiled.hpp \
+         "$src"/include/unimem/{core,placement,pool,interop,diagnostics}/*.hpp; do
   [ -e "$f" ] || continue
-  h=${f##*/}
-  # mpi.hpp needs MPI's headers and is no part of a GPU-only build: not measured here.
-  [ "$h" = unimem.hpp ] || [ "$h" = mpi.hpp ] || headers+=("$h")
+  headers+=("${f#"$src"/include/unimem/}")
 done
 for h in "${value_headers[@]}"; do
   [ -e "$src/include/unimem/$h" ] && present_values+=("$h")
@@ -253,13 +257,13 @@ run_timed() {
   for h in "${headers[@]}"; do
     [ "$h" = compiled.hpp ] && continue  # the separate-compilation source: its own row below
     is_value_header "$h" || [ $quick = 0 ] || continue
-    name+=("<unimem/$h>") file+=("$dir/h_${h%.hpp}.$ext") base+=(0) target+=("") flags+=("")
+    name+=("<unimem/$h>") file+=("$dir/h_${h//\//_}.$ext") base+=(0) target+=("") flags+=("")
     write_tu "${file[-1]}" "$h"
     # A value-type header is judged in the realistic TU (issue 25: <stdexcept> brings <string>,
     # which users' TUs already include); the empty-TU row above stays, informational.
     if is_value_header "$h"; then
       i_val_real+=("${#name[@]}")
-      name+=("<unimem/$h>, realistic TU") file+=("$dir/h_${h%.hpp}_real.$ext") base+=(1)
+      name+=("<unimem/$h>, realistic TU") file+=("$dir/h_${h//\//_}_real.$ext") base+=(1)
       target+=("$target_value") flags+=("")
       write_tu "${file[-1]}" "$h" realistic
     fi
@@ -474,13 +478,13 @@ run_plain() {
       printf '%-32s %s\n' "<unimem/$h>" "(not present)"
       continue
     fi
-    echo "#include <unimem/$h>" >"$dir/${h%.hpp}.cpp"
+    echo "#include <unimem/$h>" >"$dir/${h//\//_}.cpp"
     cell=()
     for cfg in "-DUNIMEM_BACKEND_CUDA" "-DUNIMEM_BACKEND_HIP -D__HIP_PLATFORM_AMD__"; do
       # -H lists every header opened: a runtime header reached under another name shows there.
       # shellcheck disable=SC2086
       if out=$("$cxx" -std=c++17 -fsyntax-only -H $cfg -I "$dir/poison" -I "$src/include" \
-                 "$dir/${h%.hpp}.cpp" 2>&1); then
+                 "$dir/${h//\//_}.cpp" 2>&1); then
         gpu=$(grep -E '^\.+ ' <<<"$out" | grep -m1 -E '/(hip|hsa|crt|cub|thrust|nv)/|/cuda[^/]*\.h$|/cuda[^/]*/' |
               sed 's/^\.* //')
         if [ -z "$gpu" ]; then

@@ -90,6 +90,80 @@ static_assert(unimem::detail::argument_traits<user::managed_array<float>&, unime
 static_assert(!unimem::detail::argument_traits<user::managed_array<float>, float*>::ok, "");
 static_assert(unimem::detail::argument_traits<std::vector<float>&, float*>::host_container, "");
 
+// ---- the launch's customization point (core/detail/kernel_args.hpp) ----
+
+namespace user {
+struct counted_arg;
+/// A launch session of the user's own: what it saw of one launch.
+struct counted_session {
+  static int made, added, before, after, device;
+  static float* flag;  // written before the kernel is queued: the kernel must see it
+  explicit counted_session(const unimem::launch_context& c) {
+    ++made;
+    device = c.device_id;
+  }
+  void add(const counted_arg& a);
+  void before_launch() {
+    ++before;
+    if (flag != nullptr) *flag = 7.0f;
+  }
+  void after_launch() { ++after; }
+};
+int counted_session::made = 0, counted_session::added = 0, counted_session::before = 0,
+    counted_session::after = 0, counted_session::device = unimem::no_device;
+float* counted_session::flag = nullptr;
+/// What launch() makes of a `counted`: a float* for the kernel, in a counted_session.
+struct counted_arg {
+  using launch_session = counted_session;
+  float* p;
+  float* kernel_value() const noexcept { return p; }
+};
+inline void counted_session::add(const counted_arg& a) {
+  ++added;
+  flag = a.p;
+}
+struct counted {
+  float* p;
+};
+inline counted_arg unimem_launch_argument(const counted& c) noexcept { return {c.p}; }
+}  // namespace user
+
+static_assert(unimem::detail::has_launch_hook<user::counted&>::value, "");
+static_assert(std::is_same<unimem::detail::kernel_value_t<user::counted&>, float*>::value, "");
+static_assert(unimem::detail::argument_traits<user::counted&, float*>::ok, "");
+static_assert(!unimem::detail::argument_traits<user::counted&, int*>::ok, "");
+// One session per distinct type, however many arguments name it; the tags' session beside it.
+using two_sessions = unimem::detail::sessions_t<
+    user::counted&, const user::counted&, int, unimem::managed_buffer<float>&,
+    decltype(unimem::in(std::declval<unimem::managed_buffer<float>&>())),
+    decltype(unimem::out(std::declval<unimem::managed_buffer<float>&>()))>;
+static_assert(std::is_base_of<user::counted_session, two_sessions>::value &&
+                  std::is_base_of<unimem::detail::tag_session, two_sessions>::value &&
+                  !two_sessions::none,
+              "");
+static_assert(unimem::detail::sessions_t<int, float*, unimem::view<float>>::none,
+              "plain arguments make no session");
+
+__global__ void arch_read_flag(const float* flag, float* out) { *out = *flag; }
+
+TEST(Architecture, ALaunchSessionOfTheUsersOwnRunsOnceAroundTheKernel) {
+  UNIMEM_REQUIRE_GPU();
+  unimem::managed_buffer<float> flag(1, 0.0f), out(1, 0.0f);
+  user::counted_session::made = user::counted_session::added = user::counted_session::before =
+      user::counted_session::after = 0;
+  unimem::launch(arch_read_flag, unimem::launch_config(1, 1), user::counted{flag.data()}, out);
+  unimem::synchronize();
+  EXPECT_EQ(user::counted_session::made, 1);
+  EXPECT_EQ(user::counted_session::added, 1);
+  EXPECT_EQ(user::counted_session::before, 1);
+  EXPECT_EQ(user::counted_session::after, 1);
+  EXPECT_EQ(user::counted_session::device, unimem::device::current().device_id());
+  EXPECT_EQ(out[0], 7.0f) << "the kernel ran before the session's before_launch()";
+  // An empty grid launches nothing, and makes no session.
+  unimem::launch(arch_read_flag, unimem::grid_for(0), user::counted{flag.data()}, out);
+  EXPECT_EQ(user::counted_session::made, 1);
+}
+
 TEST(Architecture, UserContainerIsALaunchArgumentAndATagTarget) {
   UNIMEM_REQUIRE_GPU();
   const std::size_t n = 1 << 20;

@@ -26,7 +26,6 @@ namespace {
 namespace ha = unimem::detail::host_access;
 namespace uvm = unimem::detail::uvm;
 constexpr std::uintptr_t blk = ha::block_bytes;
-constexpr std::size_t mib = std::size_t{1} << 20;
 }  // namespace
 
 
@@ -246,7 +245,7 @@ int first_none_then_the_driver(ha::region* r) noexcept {
 // the GPU (its 2 MiB block), and nothing of ordinary memory.
 TEST(HostAccess, ATrackerAttachedByALaterTrySeesTheHostTakeManagedPages) {
   UNIMEM_REQUIRE_GPU();
-  const std::size_t n = 4 * mib / sizeof(int);
+  const std::size_t n = (std::size_t{4} << 20) / sizeof(int);
   unimem::managed_buffer<int> b(n, 0);
   ASSERT_EQ(unimem::prefetch(b, unimem::location::device(0)), unimem::hint_status::applied);
   unimem::synchronize();

@@ -89,8 +89,8 @@ class tag_session {
 
  private:
   void place_now() {
-    (void)place(ranges_, count_, location::device(ctx_.device_id), ctx_.stream,
-                "unimem::launch (access tags)", ctx_.where, true, &later_);
+    (void)place(ranges_, count_, {location::device(ctx_.device_id), ctx_.stream,
+                                  "unimem::launch (access tags)", ctx_.where, true, &later_});
     count_ = 0;
   }
   static constexpr std::size_t capacity = 32;

@@ -257,70 +257,101 @@ inline int still_needed(const placement_range& r, int d, std::uint64_t now,
   return mapped && n > 0 ? 0 : n;
 }
 
-/// The one placement path: every range to l, in order on s; location and policy checked once.
-/// 1. towards a GPU, by its record: nothing, or a prefetch of the spans the host touched since
-///    (for tags, `later` given: on the per-thread stream, a few kept for after the launch);
-/// 2. its intent: map adds advice, move withdraws a mapping, follow maps it for this GPU too
-///    where it is mapped; 3. an unmapped range is prefetched;
-/// 4. the record remembers a GPU placement, forgets a host one. Pages moved without a record to
-///    the host, or to one GPU of several, are announced to the log (another record may hold them).
-inline hint_status place(const placement_range* ranges, std::size_t count, location l,
-                         stream_ref s, const char* what, call_site where,
-                         bool location_known_valid = false, touched_later* later = nullptr) {
+/// How place() is asked: the ranges' destination and stream, who asks (for errors), whether the
+/// caller checked the location already (a launch's device), and for a tagged launch the few
+/// touched spans it moves after the kernel is queued.
+struct place_options {
+  location to;
+  stream_ref stream;
+  const char* what;
+  call_site where;
+  bool location_checked = false;
+  touched_later* later = nullptr;
+};
+
+/// Step 1, once for all ranges: the location's device and what it can do, asked once. applied
+/// (go on), not_needed (an APU) or unsupported (the policy said to ignore the hint).
+inline hint_status may_place(const place_options& o) {
+  if (!o.location_checked) check_location(o.to, o.what, o.where);
+  const int cap = capability_device(o.to, o.where);
+  const cached_device& device = cached_entry(cap, o.where);
+  if (device.placement.regime == memory_regime::apu) return hint_status::not_needed;
+  return device.placement.migrates ? hint_status::applied : refused_migration(cap, o.what, o.where);
+}
+
+/// Step 2, a range towards GPU d whose record holds there: nothing moves but the spans the host
+/// touched since (for tags: on the per-thread stream, a few kept for after the launch), and the
+/// record takes the log's newest entry. False where the record does not hold (step 3 places it).
+inline bool place_by_record(const placement_range& r, int d, std::uint64_t now,
+                            const place_options& o) {
+  host_access::span parts[touched_spans_max];
+  const int n = still_needed(r, d, now, parts);
+  if (n < 0) return false;
+  if (n > 0 && (o.later == nullptr || !o.later->keep(parts, n, d))) {
+    const backend::stream_handle on =
+        o.later != nullptr ? backend::per_thread_stream() : o.stream.get();
+    for (int k = 0; k < n; ++k) {
+      check(backend::prefetch(reinterpret_cast<const void*>(parts[k].lo),
+                              parts[k].hi - parts[k].lo, {false, d}, on),
+            o.where);
+    }
+  }
+  const std::uint64_t w = r.record->stamp();
+  if (placement_record::entry_of(w) != placement_record::entry_of(now)) {
+    r.record->set(placement_record::make_stamp(d, placement_record::mapped_of(w), now));
+  }
+  return true;
+}
+
+/// Step 3, a whole range: its intent (map adds advice, move withdraws a mapping, follow maps it
+/// for this GPU too where it is mapped), a prefetch unless mapped, then the record remembers a
+/// GPU placement and forgets a host one; pages moved without a record to the host, or to one GPU
+/// of several, are announced to the log (another record may hold them). Whether pages moved.
+inline bool place_whole(const placement_range& r, int d, std::uint64_t now,
+                        const place_options& o) {
+  bool mapped = false;
+  if (r.how == intent_choice::map && d >= 0) {
+    mapped = map_range(r.ptr, r.bytes, d, o.what, o.where);  // else moved: no advice taken
+  } else if (r.how == intent_choice::move && d >= 0) {
+    unmap_range(r.ptr, r.bytes, o.where);
+  } else if (r.how == intent_choice::follow) {
+    mapped = is_mapped(r.ptr, r.bytes, o.where);
+    if (mapped && d >= 0) add_accessor(r.ptr, r.bytes, d, o.where);  // this GPU maps it too
+  }
+  if (!mapped) {
+    check(backend::prefetch(r.ptr, r.bytes, {o.to.is_host(), o.to.device_id()}, o.stream.get()),
+          o.where);
+  }
+  if (r.record == nullptr) {
+    if (!mapped && (d < 0 || device_count(o.where) > 1)) host_access::announce(r.ptr, r.bytes);
+  } else if (d >= 0) {
+    r.record->set(placement_record::make_stamp(d, mapped, now));
+  } else {
+    r.record->forget();
+  }
+  return !mapped;
+}
+
+/// The one placement path: every range to o.to, in order on o.stream. The device is asked once
+/// (step 1) and the host-access log read once; then each range by its record (step 2) or whole
+/// (step 3). A placement that moved pages checks that the tracker still watches the runtime's
+/// UVM file (host_access::check_after_move()).
+inline hint_status place(const placement_range* ranges, std::size_t count,
+                         const place_options& o) {
   bool any = false;
   for (std::size_t i = 0; i < count && !any; ++i) any = ranges[i].bytes != 0;
   if (!any) return hint_status::empty;
-  if (!location_known_valid) check_location(l, what, where);
-  const int cap = capability_device(l, where);
-  if (hint_not_needed(cap, where)) return hint_status::not_needed;
-  if (gate(cap, what, where) == hint_status::unsupported) return hint_status::unsupported;
-  const backend::native_location native{l.is_host(), l.device_id()};
-  const int d = l.is_device() ? l.device_id() : no_device;
+  const hint_status allowed = may_place(o);
+  if (allowed != hint_status::applied) return allowed;
+  const int d = o.to.is_device() ? o.to.device_id() : no_device;
   const std::uint64_t now = host_access::now();
   bool moved = false;
   for (std::size_t i = 0; i < count; ++i) {
     const placement_range& r = ranges[i];
-    if (r.bytes == 0) continue;
-    if (d >= 0) {
-      host_access::span parts[touched_spans_max];
-      const int n = still_needed(r, d, now, parts);
-      if (n >= 0) {
-        if (n > 0 && (later == nullptr || !later->keep(parts, n, d))) {
-          const backend::stream_handle on =
-              later != nullptr ? backend::per_thread_stream() : s.get();
-          for (int k = 0; k < n; ++k) {
-            check(backend::prefetch(reinterpret_cast<const void*>(parts[k].lo),
-                                    parts[k].hi - parts[k].lo, native, on),
-                  where);
-          }
-        }
-        const std::uint64_t w = r.record->stamp();
-        if (placement_record::entry_of(w) != placement_record::entry_of(now)) {
-          r.record->set(placement_record::make_stamp(d, placement_record::mapped_of(w), now));
-        }
-        continue;
-      }
-    }
-    bool mapped = false;
-    if (r.how == intent_choice::map && d >= 0) {
-      mapped = map_range(r.ptr, r.bytes, d, what, where);  // else moved: no advice taken
-    } else if (r.how == intent_choice::move && d >= 0) {
-      unmap_range(r.ptr, r.bytes, where);
-    } else if (r.how == intent_choice::follow) {
-      mapped = is_mapped(r.ptr, r.bytes, where);
-      if (mapped && d >= 0) add_accessor(r.ptr, r.bytes, d, where);  // this GPU maps it too
-    }
-    if (!mapped) check(backend::prefetch(r.ptr, r.bytes, native, s.get()), where);
-    moved = moved || !mapped;
-    if (r.record == nullptr) {
-      if (!mapped && (d < 0 || device_count(where) > 1)) host_access::announce(r.ptr, r.bytes);
-    } else if (d >= 0) {
-      r.record->set(placement_record::make_stamp(d, mapped, now));
-    } else {
-      r.record->forget();
-    }
+    if (r.bytes == 0 || (d >= 0 && place_by_record(r, d, now, o))) continue;
+    moved = place_whole(r, d, now, o) || moved;
   }
-  if (moved) host_access::check_after_move();  // a tracker that lost the runtime's UVM file
+  if (moved) host_access::check_after_move();
   return hint_status::applied;
 }
 
@@ -393,7 +424,7 @@ inline hint_status ready_range(placement_range r, stream_ref s, call_site where)
   if (r.bytes == 0) return hint_status::empty;
   if (s.is_default()) synchronize_all_devices(where);
   r.how = intent_choice::follow;
-  const hint_status st = place(&r, 1, location::host(), s, "unimem::ready_for_host", where);
+  const hint_status st = place(&r, 1, {location::host(), s, "unimem::ready_for_host", where});
   if (st == hint_status::unsupported) {
     if (!s.is_default()) synchronize_all_devices(where);
   } else {
@@ -410,7 +441,7 @@ inline void first_touch_bytes(void* p, std::size_t bytes, const first_touch_t& f
   const char* what = "unimem::first_touch";
   const placement_range r{p, bytes, intent_choice::plain, record};
   if (ft.location && ft.location->is_host()) {
-    (void)place(&r, 1, location::host(), ft.stream, what, where);
+    (void)place(&r, 1, {location::host(), ft.stream, what, where});
     ft.stream.synchronize(where);
     return;
   }
@@ -422,7 +453,7 @@ inline void first_touch_bytes(void* p, std::size_t bytes, const first_touch_t& f
          "default stream and this native handle do not: pass a location");
   }
   device_guard g(d, where);  // the default stream and the memset of that device
-  (void)place(&r, 1, location::device(d), ft.stream, what, where);
+  (void)place(&r, 1, {location::device(d), ft.stream, what, where});
   if (zero) check(backend::memset_async(p, 0, bytes, ft.stream.get()), where);
   ft.stream.synchronize(where);
 }
@@ -446,7 +477,7 @@ template <class R, detail::if_range<R> = 0>
 hint_status prefetch(const R& r, location l, stream_ref s = {},
                      call_site where = call_site::current()) {
   const detail::placement_range pr = detail::range_of(r);
-  return detail::place(&pr, 1, l, s, "unimem::prefetch", where);
+  return detail::place(&pr, 1, {l, s, "unimem::prefetch", where});
 }
 
 /// @brief Gives advice (`l` ignored for read_mostly); it moves no data, lasts until unadvise. On

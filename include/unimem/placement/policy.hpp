@@ -63,14 +63,17 @@ inline hint_status refused_hint(const char* what, call_site where, const char* c
   }
   return hint_status::unsupported;
 }
-/// Applies the unsupported_policy for a hint that needs device `id` to migrate pages.
-inline hint_status gate(int id, const char* what, call_site where) {
-  if (device_migrates(id, where)) return hint_status::applied;
+/// A hint refused because device `id` cannot migrate pages: the unsupported_policy applies.
+inline hint_status refused_migration(int id, const char* what, call_site where) {
   fixed_text<160> context("device ");
   context.append(id).append(
       " cannot migrate managed memory (migrates_on_demand() is false), and "
       "unimem::unsupported_policy::throw_error is set");
   return refused_hint(what, where, context.c_str());
+}
+/// Applies the unsupported_policy for a hint that needs device `id` to migrate pages.
+inline hint_status gate(int id, const char* what, call_site where) {
+  return device_migrates(id, where) ? hint_status::applied : refused_migration(id, what, where);
 }
 }  // namespace detail
 

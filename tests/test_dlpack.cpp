@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -79,6 +80,54 @@ std::vector<std::int64_t> shape_of(const DLTensor& t) { return {t.shape, t.shape
 std::vector<std::int64_t> strides_of(const DLTensor& t) { return {t.strides, t.strides + t.ndim}; }
 bool same(DLDevice a, DLDevice b) {
   return a.device_type == b.device_type && a.device_id == b.device_id;
+}
+/// A producer's tensor made by hand over host memory, with any field as a hostile or careless
+/// producer may set it; its deleter counts its calls and, when asked, throws.
+struct hand_made {
+  std::vector<std::int64_t> shape, strides;
+  DLManagedTensorVersioned versioned{};
+  DLManagedTensor legacy{};
+  int deleted = 0;
+  bool throws = false;
+  hand_made(void* data, std::vector<std::int64_t> extents, std::vector<std::int64_t> steps = {})
+      : shape(std::move(extents)), strides(std::move(steps)) {
+    DLTensor& t = versioned.dl_tensor;
+    t.data = data;
+    t.device = DLDevice{kDLCPU, 0};
+    t.ndim = static_cast<std::int32_t>(shape.size());
+    t.dtype = dl::dtype_of<float>();
+    t.shape = shape.data();
+    t.strides = strides.empty() ? nullptr : strides.data();
+    versioned.version = DLPackVersion{1, 1};
+    versioned.manager_ctx = this;
+    versioned.deleter = [](DLManagedTensorVersioned* m) {
+      static_cast<hand_made*>(m->manager_ctx)->on_delete();
+    };
+    legacy.manager_ctx = this;
+    legacy.deleter = [](DLManagedTensor* m) { static_cast<hand_made*>(m->manager_ctx)->on_delete(); };
+  }
+  hand_made(const hand_made&) = delete;
+  hand_made& operator=(const hand_made&) = delete;
+  DLTensor& tensor() noexcept { return versioned.dl_tensor; }
+  DLManagedTensorVersioned* get() noexcept { return &versioned; }
+  DLManagedTensor* get_legacy() noexcept {
+    legacy.dl_tensor = versioned.dl_tensor;
+    return &legacy;
+  }
+  void on_delete() {
+    ++deleted;
+    if (throws) throw std::runtime_error("the producer's deleter throws");
+  }
+};
+/// The message of the unimem::argument_error that importing m as tensor<T> throws, "" if none.
+template <class T, class M>
+std::string import_refusal(M* m) {
+  try {
+    dl::tensor<T> t(m);
+  } catch (const unimem::argument_error& e) {
+    return e.what();
+  }
+  return "";
 }
 template <class F>
 std::string message_of(F&& f) {
@@ -484,14 +533,174 @@ TEST(DLPack, EmptyBuffersExportWithoutAGpu) {
   EXPECT_EQ(m->dl_tensor.data, nullptr);
   EXPECT_EQ(shape_of(m->dl_tensor), (std::vector<std::int64_t>{0}));
   EXPECT_TRUE(same(m->dl_tensor.device, natural));
-  dl::tensor<float> t(m);
-  EXPECT_TRUE(t.view().empty());
-  EXPECT_TRUE(unimem::to_view(t).empty());
+  if (unimem::device_count() == 0) {  // GPU 0's label, and this process has no GPU 0
+    EXPECT_THROW(dl::tensor<float>{m}, std::invalid_argument);
+  } else {
+    dl::tensor<float> t(m);
+    EXPECT_TRUE(t.view().empty());
+    EXPECT_TRUE(unimem::to_view(t).empty());
+  }
   auto* d = dl::to_dlpack<DLManagedTensor>(unimem::device_buffer<int>(), dl::device_request::gpu);
   EXPECT_EQ(d->dl_tensor.device.device_type, dl::gpu_device_type);
   d->deleter(d);
   EXPECT_THROW(dl::to_dlpack(unimem::device_buffer<int>(), dl::device_request::cpu),
                std::invalid_argument);
+}
+
+// ---- imports no producer can turn into a crash (issue 45): each case failed before the fix ----
+
+TEST(DLPack, ImportCapsTheNumberOfDimensions) {
+  float one = 1.0f;
+  hand_made huge(&one, {1});
+  huge.tensor().ndim = 1 << 30;  // a 1-element shape: reading 2^30 extents runs off it
+  const std::string what = import_refusal<float>(huge.get());
+  EXPECT_NE(what.find("1073741824 dimensions"), std::string::npos) << what;
+  EXPECT_NE(what.find("at most 64"), std::string::npos) << what;
+  EXPECT_EQ(huge.deleted, 1);
+  EXPECT_THROW(dl::tensor<float>(huge.get_legacy()), std::length_error);
+  EXPECT_EQ(huge.deleted, 2);
+  hand_made negative(&one, {1});
+  negative.tensor().ndim = -1;
+  EXPECT_THROW(dl::tensor<float>(negative.get()), unimem::argument_error);
+  hand_made at_cap(&one, std::vector<std::int64_t>(64, 1));  // 64 dimensions of 1: accepted
+  {
+    dl::tensor<float> t(at_cap.get());
+    EXPECT_EQ(t.ndim(), 64);
+    EXPECT_EQ(t.size(), 1u);
+    EXPECT_EQ(t.view()[0], 1.0f);
+  }
+  EXPECT_EQ(at_cap.deleted, 1);
+  hand_made over_cap(&one, std::vector<std::int64_t>(65, 1));
+  EXPECT_NE(import_refusal<float>(over_cap.get()).find("65 dimensions"), std::string::npos);
+  EXPECT_EQ(over_cap.deleted, 1);
+}
+
+TEST(DLPack, ImportRefusesSizesBeyondPtrdiffMax) {
+  alignas(16) float host[4] = {};
+  const auto refusal = [&](std::vector<std::int64_t> shape, std::vector<std::int64_t> strides) {
+    hand_made h(host, std::move(shape), std::move(strides));
+    std::string what = import_refusal<float>(h.get());
+    EXPECT_EQ(h.deleted, 1) << what;
+    return what;
+  };
+  // 2^62 floats are 2^64 bytes: view::size_bytes() would wrap to 0.
+  EXPECT_NE(refusal({1LL << 62}, {}).find("more than PTRDIFF_MAX bytes"), std::string::npos);
+  EXPECT_NE(refusal({1LL << 61}, {}).find("more than PTRDIFF_MAX bytes"), std::string::npos);
+  EXPECT_NE(refusal({3, 1LL << 62}, {}).find("more than PTRDIFF_MAX bytes"), std::string::npos);
+  // Strides whose products overflow int64 (a signed overflow before the fix), negative too.
+  EXPECT_NE(refusal({2, 2}, {1LL << 62, -(1LL << 62)}).find("more than PTRDIFF_MAX bytes"),
+            std::string::npos);
+  EXPECT_NE(refusal({3}, {1LL << 62}).find("more than PTRDIFF_MAX bytes"), std::string::npos);
+  EXPECT_NE(refusal({2}, {-(1LL << 62)}).find("more than PTRDIFF_MAX bytes"), std::string::npos);
+  EXPECT_NE(refusal({2}, {INT64_MIN}).find("more than PTRDIFF_MAX bytes"), std::string::npos);
+  hand_made bytes(host, {1LL << 59});  // 2^59 complex<double>: 2^63 bytes
+  bytes.tensor().dtype = dl::dtype_of<std::complex<double>>();
+  EXPECT_THROW(dl::tensor<std::complex<double>>(bytes.get()), std::length_error);
+  EXPECT_EQ(bytes.deleted, 1);
+  // A dimension of 0: no element, whatever the others (no stride is read).
+  hand_made empty(host, {0, 1LL << 62, 1LL << 62}, {1LL << 62, 1LL << 62, -(1LL << 62)});
+  {
+    dl::tensor<float> t(empty.get());
+    EXPECT_EQ(t.size(), 0u);
+    EXPECT_TRUE(unimem::to_view(t).empty());
+  }
+  hand_made compact(host, {0, 1LL << 62, 1LL << 62});  // and its compact strides
+  {
+    dl::tensor<float> t(compact.get());
+    EXPECT_EQ(t.size(), 0u);
+    (void)t.stride(0);  // no signed overflow (UBSan)
+  }
+}
+
+TEST(DLPack, ImportRefusesAddressesThatWrap) {
+  alignas(16) float host[4] = {};
+  hand_made offset(host, {1});
+  offset.tensor().byte_offset = 1ULL << 63;  // beyond PTRDIFF_MAX, and data + it wraps
+  std::string what = import_refusal<float>(offset.get());
+  EXPECT_NE(what.find("byte_offset 9223372036854775808"), std::string::npos) << what;
+  EXPECT_EQ(offset.deleted, 1);
+  hand_made wraps(host, {1});
+  wraps.tensor().byte_offset = 0 - reinterpret_cast<std::uintptr_t>(host);  // data + it == 0
+  EXPECT_THROW(dl::tensor<float>(wraps.get()), std::out_of_range);
+  EXPECT_EQ(wraps.deleted, 1);
+  // The elements past the top of the address space, and below its bottom (a negative stride).
+  hand_made top(reinterpret_cast<void*>(UINTPTR_MAX - 15), {8});
+  what = import_refusal<float>(top.get());
+  EXPECT_NE(what.find("wrap"), std::string::npos) << what;
+  hand_made bottom(reinterpret_cast<void*>(std::uintptr_t{16}), {8}, {-1});
+  what = import_refusal<float>(bottom.get());
+  EXPECT_NE(what.find("wrap"), std::string::npos) << what;
+  EXPECT_EQ(top.deleted + bottom.deleted, 2);
+  // Within the address space: accepted (the producer vouches for the memory).
+  hand_made fine(host, {4}, {-1});
+  fine.tensor().byte_offset = 3 * sizeof(float);
+  dl::tensor<float> t(fine.get());
+  EXPECT_EQ(unimem::to_view(t).data(), host);
+}
+
+TEST(DLPack, ImportRefusesNullDataWithElements) {
+  hand_made null(nullptr, {16});
+  std::string what = import_refusal<float>(null.get());
+  EXPECT_NE(what.find("data is null"), std::string::npos) << what;
+  EXPECT_NE(what.find("16 elements"), std::string::npos) << what;
+  EXPECT_EQ(null.deleted, 1);
+  hand_made offset(nullptr, {16});
+  offset.tensor().byte_offset = 64;  // data() was 0x40
+  EXPECT_THROW(dl::tensor<float>(offset.get_legacy()), std::invalid_argument);
+  EXPECT_EQ(offset.deleted, 1);
+  hand_made empty(nullptr, {0});  // no element: a null data is allowed, and stays null
+  empty.tensor().byte_offset = 64;
+  dl::tensor<float> t(empty.get());
+  EXPECT_EQ(t.data(), nullptr);
+  EXPECT_TRUE(t.view().empty());
+}
+
+TEST(DLPack, ImportChecksTheDeviceId) {
+  alignas(16) float host[4] = {1, 2, 3, 4};
+  const int gpus = unimem::device_count();
+  for (DLDeviceType type : {dl::gpu_device_type, dl::managed_device_type}) {
+    for (int id : {999, gpus, -1}) {
+      hand_made h(host, {4});
+      h.tensor().device = DLDevice{type, id};
+      const std::string what = import_refusal<float>(h.get());
+      EXPECT_NE(what.find("this process has " + std::to_string(gpus) + " GPU"), std::string::npos)
+          << what;
+      EXPECT_EQ(h.deleted, 1);
+    }
+  }
+  // The CPU's label: the id is not read (NumPy does not either); nor that of pinned memory.
+  for (DLDeviceType type : {kDLCPU, dl::pinned_device_type}) {
+    hand_made h(host, {4});
+    h.tensor().device = DLDevice{type, 999};
+    dl::tensor<float> t(h.get());
+    EXPECT_EQ(t.view()[3], 4.0f);
+  }
+  if (gpus > 0) {
+    hand_made h(host, {4});
+    h.tensor().device = DLDevice{dl::gpu_device_type, gpus - 1};
+    EXPECT_EQ(import_refusal<float>(h.get()), "");
+  }
+}
+
+TEST(DLPack, ThrowingDeleterIsContained) {
+  alignas(16) float host[4] = {};
+  hand_made h(host, {4});
+  h.throws = true;
+  { dl::tensor<float> t(h.get()); }  // the destructor: no std::terminate
+  EXPECT_EQ(h.deleted, 1);
+  {
+    dl::tensor<float> t(h.get_legacy());
+    t.reset();
+    EXPECT_EQ(h.deleted, 2);
+    t.reset();
+    EXPECT_EQ(h.deleted, 2);
+    t = dl::tensor<float>(h.get());
+    t = dl::tensor<float>();  // move assignment deletes the held tensor
+    EXPECT_EQ(h.deleted, 3);
+  }
+  // A refused tensor is deleted, and the refusal, not the deleter's exception, comes out.
+  EXPECT_NE(import_refusal<double>(h.get()).find("float64 expected"), std::string::npos);
+  EXPECT_EQ(h.deleted, 4);
 }
 
 TEST(DLPackGpu, BuffersCarryTheirLabels) {

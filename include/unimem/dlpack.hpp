@@ -55,6 +55,24 @@ inline constexpr DLDeviceType pinned_device_type = UNIMEM_DETAIL_DL(kDLCUDAHost,
 /// The stream integer Python's `None` stands for in `__dlpack__(stream=None)`: 1 (ROCm: 0).
 inline constexpr std::intptr_t default_stream_value = UNIMEM_DETAIL_DL(1, 0);
 #undef UNIMEM_DETAIL_DL
+/// The most dimensions a tensor may have, imported or exported: 64, as NumPy (2.x) and CuPy.
+inline constexpr int max_ndim = 64;
+
+/// @brief Calls m's deleter once, if it has one (m may be null), and contains an exception it
+/// throws: DLPack's deleter is a C function that must not throw; one that does is caught and
+/// dropped (the tensor counts as deleted), so that a noexcept path (a destructor, a capsule's
+/// destructor) does not end in std::terminate.
+template <class Managed>
+void call_deleter(Managed* m) noexcept {
+  static_assert(std::is_same<Managed, DLManagedTensorVersioned>::value ||
+                    std::is_same<Managed, DLManagedTensor>::value,
+                "unimem::dlpack::call_deleter takes DLManagedTensorVersioned or DLManagedTensor");
+  if (m == nullptr || m->deleter == nullptr) return;
+  try {
+    m->deleter(m);
+  } catch (...) {  // the producer's bug, contained: nothing else can be done with it here
+  }
+}
 
 /// @brief What memory a view lies in, which decides its device labels.
 enum class memory_type {
@@ -154,34 +172,46 @@ inline refusal& append_device(refusal& r, DLDevice d) {
 [[noreturn]] UNIMEM_DETAIL_COLD inline void dl_refuse(const refusal& r) {
   throw_refused<invalid_argument>(r);
 }
-/// acc += a * b (a >= 0); false on overflow.
-inline bool dl_mul_add(std::int64_t& acc, std::int64_t a, std::int64_t b) noexcept {
-  constexpr std::int64_t hi = INT64_MAX, lo = INT64_MIN;
-  if (a != 0 && (b > hi / a || b < lo / a)) return false;
-  const std::int64_t p = a * b;
-  if ((p > 0 && acc > hi - p) || (p < 0 && acc < lo - p)) return false;
-  acc += p;
-  return true;
-}
-/// Elements, lowest and highest element offset of a layout (strides null: compact row-major);
-/// false on a negative extent or overflow.
-inline bool dl_extent(int n, const std::int64_t* shape, const std::int64_t* strides,
-                      std::int64_t& count, std::int64_t& low, std::int64_t& high) noexcept {
+/// Why a layout was refused: a negative extent, or more than PTRDIFF_MAX bytes.
+enum class dl_shape_fault { none, negative, too_large };
+/// Elements, lowest and highest element offset of a layout (strides null: compact row-major), with
+/// elements of `element_size` bytes; too_large unless the elements and the span from the lowest
+/// to the highest both fit in PTRDIFF_MAX bytes. Overflow-safe; a layout with an extent of 0 has
+/// no element and its strides are not read.
+inline dl_shape_fault dl_extent(int n, const std::int64_t* shape, const std::int64_t* strides,
+                                std::size_t element_size, std::int64_t& count, std::int64_t& low,
+                                std::int64_t& high) noexcept {
+  const auto limit = static_cast<std::int64_t>(PTRDIFF_MAX / element_size);  // elements
   count = 1, low = 0, high = 0;
-  std::int64_t compact = 1;
-  for (int i = n - 1; i >= 0; --i) {
-    const std::int64_t s = strides ? strides[i] : compact;
-    std::int64_t c = 0;
-    if (shape[i] < 0 || !dl_mul_add(c, count, shape[i])) return false;
-    count = c;
-    if (!strides) {
-      compact = 0;
-      if (!dl_mul_add(compact, shape[i], s)) return false;
-    }
-    if (shape[i] > 0 && !dl_mul_add(s < 0 ? low : high, shape[i] - 1, s)) return false;
+  bool empty = false;
+  for (int i = 0; i < n; ++i) {
+    if (shape[i] < 0) return dl_shape_fault::negative;
+    empty = empty || shape[i] == 0;
   }
-  if (count == 0) low = high = 0;
-  return true;
+  if (empty) {
+    count = 0;
+    return dl_shape_fault::none;
+  }
+  for (int i = n - 1; i >= 0; --i) {  // invariants: count <= limit, high - low + 1 <= limit
+    const std::int64_t s = strides ? strides[i] : count;
+    if (shape[i] > limit / count) return dl_shape_fault::too_large;
+    count *= shape[i];
+    const std::uint64_t step = s < 0 ? 0 - static_cast<std::uint64_t>(s)
+                                     : static_cast<std::uint64_t>(s);
+    const auto room = static_cast<std::uint64_t>(limit - 1 - (high - low));
+    if (step != 0 && static_cast<std::uint64_t>(shape[i] - 1) > room / step) {
+      return dl_shape_fault::too_large;
+    }
+    const auto reach = static_cast<std::int64_t>(static_cast<std::uint64_t>(shape[i] - 1) * step);
+    if (s < 0) low -= reach; else high += reach;
+  }
+  return dl_shape_fault::none;
+}
+/// Appends "(2, 3)".
+inline refusal& append_dims(refusal& r, const std::int64_t* v, int n) {
+  r.append("(");
+  for (int i = 0; i < n; ++i) r.append(i ? ", " : "").append(v[i]);
+  return r.append(")");
 }
 /// The memory_type of a container's declared memory kind.
 template <class C>
@@ -304,6 +334,10 @@ Managed* dl_export(view<T> v, DLDevice device, Owner&& owner, dlpack::dims shape
   constexpr std::size_t head = (sizeof(block) + 7) / 8 * 8;
   const std::size_t n = shape.size() == 0 ? 1 : shape.size();
   refusal r("unimem::dlpack::to_dlpack: ");
+  if (n > static_cast<std::size_t>(dlpack::max_ndim)) {
+    throw_refused<length_error>(r.append(n).append(" dimensions (at most ")
+                                    .append(dlpack::max_ndim).append(")"));
+  }
   if (strides.size() != 0 && strides.size() != n) {
     dl_refuse(r.append(strides.size()).append(" strides for ").append(n).append(" dimensions"));
   }
@@ -317,19 +351,17 @@ Managed* dl_export(view<T> v, DLDevice device, Owner&& owner, dlpack::dims shape
     out[i] = shape.size() == 0 ? static_cast<std::int64_t>(v.size() - offset) : shape[i];
   }
   std::int64_t count = 0, low = 0, high = 0;
-  if (!dl_extent(static_cast<int>(n), out, strides.size() ? strides.data() : nullptr, count, low,
-                 high) ||
+  if (dl_extent(static_cast<int>(n), out, strides.size() ? strides.data() : nullptr, sizeof(T),
+                count, low, high) != dl_shape_fault::none ||
       (count != 0 && (static_cast<std::int64_t>(offset) + low < 0 ||
                       static_cast<std::uint64_t>(offset) + static_cast<std::uint64_t>(high) >=
                           v.size()))) {
-    r.append("shape (");
-    for (std::size_t i = 0; i < n; ++i) r.append(i ? ", " : "").append(out[i]);
+    append_dims(r.append("shape "), out, static_cast<int>(n));
     ::operator delete(raw);
     if (strides.size() != 0) {
-      r.append(") with strides (");
-      for (std::size_t i = 0; i < n; ++i) r.append(i ? ", " : "").append(strides[i]);
+      append_dims(r.append(" with strides "), strides.data(), static_cast<int>(n));
     }
-    dl_refuse(r.append(") from element ").append(offset).append(" does not lie within the ")
+    dl_refuse(r.append(" from element ").append(offset).append(" does not lie within the ")
                   .append(v.size()).append(" elements of the memory"));
   }
   for (std::size_t i = n; i-- > 0;) {  // strides as given, else compact row-major
@@ -513,11 +545,10 @@ class tensor {
   }
   ~tensor() { reset(); }  ///< Calls the deleter, if a tensor is held.
   /// @brief Calls the producer's deleter (once) and holds nothing.
+  /// A deleter that throws is contained (call_deleter()).
   void reset() noexcept {
-    DLManagedTensorVersioned* v = std::exchange(versioned_, nullptr);
-    DLManagedTensor* l = std::exchange(legacy_, nullptr);
-    if (v != nullptr && v->deleter != nullptr) v->deleter(v);
-    if (l != nullptr && l->deleter != nullptr) l->deleter(l);
+    call_deleter(std::exchange(versioned_, nullptr));
+    call_deleter(std::exchange(legacy_, nullptr));
     first_ = 0, extent_ = 0, size_ = 0, row_major_ = true;
   }
   /// @brief Exchanges the two tensors.
@@ -532,11 +563,13 @@ class tensor {
   const DLTensor& dl_tensor() const noexcept {
     return versioned_ ? versioned_->dl_tensor : legacy_->dl_tensor;
   }
-  /// @brief The first element: data + byte_offset (null when none held).
+  /// @brief The first element: data + byte_offset (null when none held, or when data is null,
+  /// which only a tensor without elements may have).
   T* data() const noexcept {
-    return *this ? reinterpret_cast<T*>(static_cast<char*>(dl_tensor().data) +
-                                        dl_tensor().byte_offset)
-                 : nullptr;
+    return *this && dl_tensor().data != nullptr
+               ? reinterpret_cast<T*>(static_cast<char*>(dl_tensor().data) +
+                                      dl_tensor().byte_offset)
+               : nullptr;
   }
   /// @brief The number of dimensions.
   int ndim() const noexcept { return *this ? dl_tensor().ndim : 0; }
@@ -547,11 +580,16 @@ class tensor {
   dims strides() const noexcept {
     return *this && dl_tensor().strides ? dims(dl_tensor().strides, ndim()) : dims();
   }
-  /// @brief The stride of dimension i in elements, given or compact row-major.
+  /// @brief The stride of dimension i in elements, given or compact row-major (for a tensor
+  /// without elements whose later extents multiply beyond int64: 0).
   std::int64_t stride(int i) const noexcept {
     if (dl_tensor().strides) return dl_tensor().strides[i];
     std::int64_t s = 1;
-    for (int k = ndim() - 1; k > i; --k) s *= dl_tensor().shape[k];
+    for (int k = ndim() - 1; k > i; --k) {
+      const std::int64_t e = dl_tensor().shape[k];
+      if (e != 0 && s > INT64_MAX / e) return 0;
+      s *= e;
+    }
     return s;
   }
   /// @brief The number of elements.
@@ -593,49 +631,97 @@ class tensor {
     }
   }
   void check() {
-    using unimem::detail::refusal;
-    refusal r("unimem::dlpack::tensor: ");
-    if (!*this) unimem::detail::dl_refuse(r.append("a null DLPack tensor"));
+    namespace ud = unimem::detail;
+    ud::refusal r("unimem::dlpack::tensor: ");
+    if (!*this) ud::dl_refuse(r.append("a null DLPack tensor"));
     if (versioned_ && versioned_->version.major != DLPACK_MAJOR_VERSION) {
-      unimem::detail::dl_refuse(r.append("DLPack version ").append(versioned_->version.major)
+      ud::dl_refuse(r.append("DLPack version ").append(versioned_->version.major)
           .append(".").append(versioned_->version.minor)
           .append(" (this unimem reads 1.x; the tensor was deleted)"));
     }
     if (read_only() && !std::is_const<T>::value) {
-      unimem::detail::dl_refuse(
-          r.append("the tensor is read-only: import it as a tensor of const elements"));
+      ud::dl_refuse(r.append("the tensor is read-only: import it as a tensor of const elements"));
     }
     const DLTensor& t = dl_tensor();
     const DLDataType want = dtype_of<T>();
     if (t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != want.lanes) {
-      unimem::detail::append_dtype(r.append("element type "), want)
-          .append(" expected, the tensor holds ");
-      unimem::detail::dl_refuse(unimem::detail::append_dtype(r, t.dtype));
+      ud::append_dtype(r.append("element type "), want).append(" expected, the tensor holds ");
+      ud::dl_refuse(ud::append_dtype(r, t.dtype));
     }
-    const DLDeviceType d = t.device.device_type;
-    if (d != kDLCPU && d != gpu_device_type && d != managed_device_type &&
-        d != pinned_device_type) {
-      unimem::detail::append_device(r.append("memory on "), t.device);
-      unimem::detail::dl_refuse(r.append(" is out of reach of this build (").append(
-          unimem::detail::backend::name()).append(")"));
+    check_device(r, t.device);
+    if (t.ndim < 0 || t.ndim > max_ndim) {
+      r.append(t.ndim).append(" dimensions (0 to at most ").append(max_ndim).append(")");
+      if (t.ndim < 0) ud::dl_refuse(r);
+      ud::throw_refused<length_error>(r);
     }
+    if (t.ndim > 0 && t.shape == nullptr) ud::dl_refuse(r.append("a null shape"));
     std::int64_t count = 0, low = 0, high = 0;
-    if (t.ndim < 0 || (t.ndim > 0 && t.shape == nullptr) ||
-        !unimem::detail::dl_extent(t.ndim, t.shape, t.strides, count, low, high)) {
-      unimem::detail::dl_refuse(r.append("a negative number of dimensions or extent, or strides "
-                                         "that overflow"));
+    const ud::dl_shape_fault fault =
+        ud::dl_extent(t.ndim, t.shape, t.strides, sizeof(T), count, low, high);
+    if (fault != ud::dl_shape_fault::none) {
+      ud::append_dims(r.append("shape "), t.shape, t.ndim);
+      if (t.strides) ud::append_dims(r.append(" with strides "), t.strides, t.ndim);
+      if (fault == ud::dl_shape_fault::negative) ud::dl_refuse(r.append(": a negative extent"));
+      ud::throw_refused<length_error>(ud::append_dtype(
+          r.append(" spans more than PTRDIFF_MAX bytes of "), want));
     }
-    if (count != 0 && reinterpret_cast<std::uintptr_t>(data()) % alignof(T) != 0) {
-      unimem::detail::dl_refuse(r.append("data + byte_offset (").append(t.byte_offset)
-          .append(") is not aligned for the element type"));
+    if (count != 0 && t.data == nullptr) {
+      ud::dl_refuse(r.append("data is null but the tensor has ").append(count)
+                        .append(" elements"));
     }
-    std::int64_t compact = 1;
-    for (int i = t.ndim - 1; i >= 0 && t.strides != nullptr; compact *= t.shape[i--]) {
-      if (t.shape[i] != 1 && t.strides[i] != compact) row_major_ = count == 0;
+    if (t.data != nullptr) check_addresses(r, t, low, count == 0 ? -1 : high);
+    if (count != 0) {
+      std::int64_t compact = 1;  // (no overflow: at most count)
+      for (int i = t.ndim - 1; i >= 0 && t.strides != nullptr; compact *= t.shape[i--]) {
+        if (t.shape[i] != 1 && t.strides[i] != compact) row_major_ = false;
+      }
     }
     size_ = static_cast<std::size_t>(count);
     first_ = static_cast<std::ptrdiff_t>(low);
     extent_ = count == 0 ? 0 : static_cast<std::size_t>(high - low + 1);
+  }
+  /// A label this build reaches, on a GPU this process has (the CPU's and pinned memory's id is
+  /// not read, as NumPy does not).
+  static void check_device(unimem::detail::refusal& r, DLDevice device) {
+    const DLDeviceType d = device.device_type;
+    if (d != kDLCPU && d != gpu_device_type && d != managed_device_type &&
+        d != pinned_device_type) {
+      unimem::detail::append_device(r.append("memory on "), device);
+      unimem::detail::dl_refuse(r.append(" is out of reach of this build (").append(
+          unimem::detail::backend::name()).append(")"));
+    }
+    if (d == kDLCPU || d == pinned_device_type) return;
+    const int gpus = device_count();
+    if (device.device_id < 0 || device.device_id >= gpus) {
+      unimem::detail::append_device(r.append("memory on "), device);
+      unimem::detail::dl_refuse(r.append(": this process has ").append(gpus).append(" GPU")
+                                    .append(gpus == 1 ? "" : "s"));
+    }
+  }
+  /// data + byte_offset, and the elements from `low` to `high` (high -1: none) around it, lie
+  /// within the address space (no pointer arithmetic wraps), aligned for T.
+  static void check_addresses(unimem::detail::refusal& r, const DLTensor& t, std::int64_t low,
+                              std::int64_t high) {
+    const auto data = reinterpret_cast<std::uintptr_t>(t.data);
+    const std::uint64_t offset = t.byte_offset;
+    if (offset > static_cast<std::uint64_t>(PTRDIFF_MAX) || offset > UINTPTR_MAX - data) {
+      unimem::detail::throw_refused<out_of_range>(r.append("data (").append(data).append(") + byte_offset ")
+          .append(offset).append(" wraps around the address space or passes PTRDIFF_MAX"));
+    }
+    const std::uintptr_t first = data + static_cast<std::uintptr_t>(offset);
+    if (high < 0) return;  // no element
+    // |low| and high + 1 elements are at most PTRDIFF_MAX bytes (dl_extent).
+    const auto below = static_cast<std::uintptr_t>(-low) * sizeof(T);
+    const auto above = static_cast<std::uintptr_t>(high + 1) * sizeof(T);
+    if (below > first || above > UINTPTR_MAX - first) {
+      unimem::detail::throw_refused<out_of_range>(r.append("the elements from ").append(low).append(" to ")
+          .append(high).append(" around data + byte_offset (").append(first)
+          .append(") wrap around the address space"));
+    }
+    if (first % alignof(T) != 0) {
+      unimem::detail::dl_refuse(r.append("data + byte_offset (byte_offset ").append(offset)
+                                    .append(") is not aligned for the element type"));
+    }
   }
 
   DLManagedTensorVersioned* versioned_ = nullptr;

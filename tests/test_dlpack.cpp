@@ -104,7 +104,9 @@ struct hand_made {
       static_cast<hand_made*>(m->manager_ctx)->on_delete();
     };
     legacy.manager_ctx = this;
-    legacy.deleter = [](DLManagedTensor* m) { static_cast<hand_made*>(m->manager_ctx)->on_delete(); };
+    legacy.deleter = [](DLManagedTensor* m) {
+      static_cast<hand_made*>(m->manager_ctx)->on_delete();
+    };
   }
   hand_made(const hand_made&) = delete;
   hand_made& operator=(const hand_made&) = delete;
@@ -225,55 +227,92 @@ TEST(DLPack, DeviceLabels) {
   using dl::device_request;
   using dl::memory_type;
   const DLDevice cpu{kDLCPU, 0}, gpu3{dl::gpu_device_type, 3};
-  EXPECT_TRUE(
-      same(dl::natural_device(memory_type::managed, 3), DLDevice{dl::managed_device_type, 3}));
+  const DLDevice managed3{dl::managed_device_type, 3}, pinned{dl::pinned_device_type, 0};
+  // What __dlpack_device__ says (issue 45): the GPU's for managed memory, as torch labels its
+  // own managed tensors; the CPU's for pinned memory.
+  EXPECT_TRUE(same(dl::natural_device(memory_type::managed, 3), gpu3));
   EXPECT_TRUE(same(dl::natural_device(memory_type::device, 3), gpu3));
-  EXPECT_TRUE(
-      same(dl::natural_device(memory_type::pinned, 3), DLDevice{dl::pinned_device_type, 0}));
+  EXPECT_TRUE(same(dl::natural_device(memory_type::pinned, 3), cpu));
   EXPECT_TRUE(same(dl::natural_device(memory_type::host, 3), cpu));
-  // managed: its own label, a GPU one, the CPU's
+  // The specific labels stay (13 and 3 on NVIDIA; 10 and 11 on AMD, which has no managed one).
+  EXPECT_TRUE(same(dl::specific_device(memory_type::managed, 3), managed3));
+  EXPECT_TRUE(same(dl::specific_device(memory_type::pinned, 3), pinned));
+  EXPECT_TRUE(same(dl::specific_device(memory_type::device, 3), gpu3));
+  EXPECT_TRUE(same(dl::specific_device(memory_type::host, 3), cpu));
+#if defined(UNIMEM_DETAIL_HIP_AMD)
+  EXPECT_EQ(dl::managed_device_type, kDLROCM);
+  EXPECT_EQ(dl::pinned_device_type, kDLROCMHost);
+#else
+  EXPECT_EQ(dl::managed_device_type, kDLCUDAManaged);
+  EXPECT_EQ(dl::pinned_device_type, kDLCUDAHost);
+#endif
+  // managed: the GPU's (natural), its own, the CPU's
+  EXPECT_TRUE(same(dl::device_for(memory_type::managed, 3, {}), gpu3));
   EXPECT_TRUE(same(dl::device_for(memory_type::managed, 3, device_request::gpu), gpu3));
+  EXPECT_TRUE(same(dl::device_for(memory_type::managed, 3, device_request::specific), managed3));
   EXPECT_TRUE(same(dl::device_for(memory_type::managed, 3, device_request::cpu), cpu));
   EXPECT_TRUE(same(dl::device_for(memory_type::managed, 3, gpu3), gpu3));
   EXPECT_TRUE(same(dl::device_for(memory_type::managed, 3, cpu), cpu));
-  EXPECT_TRUE(same(dl::device_for(memory_type::managed, 3, DLDevice{dl::managed_device_type, 3}),
-                   DLDevice{dl::managed_device_type, 3}));
+  EXPECT_TRUE(same(dl::device_for(memory_type::managed, 3, managed3), managed3));  // dl_device
   EXPECT_THROW(dl::device_for(memory_type::managed, 3, DLDevice{dl::gpu_device_type, 1}),
                unimem::invalid_argument);
   EXPECT_THROW(dl::device_for(memory_type::managed, 3, DLDevice{kDLCPU, 1}), std::invalid_argument);
-  EXPECT_THROW(dl::device_for(memory_type::managed, 3, DLDevice{kDLVulkan, 3}),
-               std::invalid_argument);
+  const std::string vulkan3 =
+      message_of([] { dl::device_for(memory_type::managed, 3, DLDevice{kDLVulkan, 3}); });
+  EXPECT_NE(vulkan3.find("managed memory cannot be exported as (kDLVulkan, 3)"), std::string::npos)
+      << vulkan3;
+#if !defined(UNIMEM_DETAIL_HIP_AMD)
+  EXPECT_NE(vulkan3.find("its labels: (kDLCUDA, 3), (kDLCUDAManaged, 3), (kDLCPU, 0)"),
+            std::string::npos)
+      << vulkan3;
+#endif
   // device memory: GPU only
   EXPECT_TRUE(same(dl::device_for(memory_type::device, 3, device_request::natural), gpu3));
+  EXPECT_TRUE(same(dl::device_for(memory_type::device, 3, device_request::specific), gpu3));
   EXPECT_TRUE(same(dl::device_for(memory_type::device, 3, device_request::gpu), gpu3));
   const std::string to_cpu =
       message_of([] { dl::device_for(memory_type::device, 3, device_request::cpu); });
   EXPECT_NE(to_cpu.find("device memory cannot be exported as a CPU tensor"), std::string::npos)
       << to_cpu;
   EXPECT_THROW(dl::device_for(memory_type::device, 3, cpu), unimem::argument_error);
-  // pinned: its own label or the CPU's, never a GPU's
-  EXPECT_TRUE(same(dl::device_for(memory_type::pinned, 0, device_request::natural),
-                   DLDevice{dl::pinned_device_type, 0}));
+  // pinned: the CPU's (natural) or its own, never a GPU's
+  EXPECT_TRUE(same(dl::device_for(memory_type::pinned, 0, device_request::natural), cpu));
+  EXPECT_TRUE(same(dl::device_for(memory_type::pinned, 0, device_request::specific), pinned));
   EXPECT_TRUE(same(dl::device_for(memory_type::pinned, 0, device_request::cpu), cpu));
+  EXPECT_TRUE(same(dl::device_for(memory_type::pinned, 0, pinned), pinned));
   const std::string to_gpu =
       message_of([] { dl::device_for(memory_type::pinned, 0, device_request::gpu); });
-  EXPECT_NE(to_gpu.find("pinned memory cannot be exported as a GPU tensor; its labels: ("),
-            std::string::npos)
+  EXPECT_NE(
+      to_gpu.find("pinned memory cannot be exported as a GPU tensor; its labels: (kDLCPU, 0), ("),
+      std::string::npos)
       << to_gpu;
-  EXPECT_NE(to_gpu.find("(kDLCPU, 0)"), std::string::npos) << to_gpu;
   // host memory: the CPU's only
   EXPECT_TRUE(same(dl::device_for(memory_type::host, 0, device_request::cpu), cpu));
+  EXPECT_TRUE(same(dl::device_for(memory_type::host, 0, device_request::specific), cpu));
   EXPECT_THROW(dl::device_for(memory_type::host, 0, device_request::gpu), std::invalid_argument);
   const std::string vulkan =
       message_of([] { dl::device_for(memory_type::host, 0, DLDevice{kDLVulkan, 0}); });
-  EXPECT_NE(vulkan.find("as (kDLVulkan, 0)"), std::string::npos) << vulkan;
+  EXPECT_NE(vulkan.find("as (kDLVulkan, 0); its labels: (kDLCPU, 0)"), std::string::npos)
+      << vulkan;
+  // The memory a label says, and which labels the protocol gives a stream integer.
+  EXPECT_EQ(dl::memory_type_of(kDLCPU), memory_type::host);
+  EXPECT_EQ(dl::memory_type_of(dl::pinned_device_type), memory_type::pinned);
+  EXPECT_EQ(dl::memory_type_of(dl::gpu_device_type), memory_type::device);
+#if !defined(UNIMEM_DETAIL_HIP_AMD)
+  EXPECT_EQ(dl::memory_type_of(kDLCUDAManaged), memory_type::managed);
+#endif
+  EXPECT_TRUE(dl::takes_stream(kDLCUDA));
+  EXPECT_TRUE(dl::takes_stream(kDLROCM));
+  for (DLDeviceType d : {kDLCPU, kDLCUDAHost, kDLCUDAManaged, kDLROCMHost}) {
+    EXPECT_FALSE(dl::takes_stream(d)) << d;
+  }
 }
 
 TEST(DLPack, MovedInBufferIsOwnedAndKeptOnFailure) {
   int destroyed = 0;
   counted_buffer b(12, destroyed);
   const float* data = b.values.data();
-  EXPECT_TRUE(same(dl::dlpack_device(b), DLDevice{dl::pinned_device_type, 0}));
+  EXPECT_TRUE(same(dl::dlpack_device(b), DLDevice{kDLCPU, 0}));  // pinned memory: the CPU's
   // Refused: the buffer stays with the caller, untouched.
   EXPECT_THROW(dl::to_dlpack(std::move(b), dl::device_request::gpu), std::invalid_argument);
   EXPECT_THROW(dl::to_dlpack(std::move(b), {}, {5, 5}), std::invalid_argument);
@@ -295,11 +334,20 @@ TEST(DLPack, SharedBuffer) {
   auto shared = std::make_shared<counted_buffer>(6, destroyed);
   auto* m = dl::to_dlpack(shared);
   EXPECT_EQ(shared.use_count(), 2);
-  EXPECT_TRUE(same(m->dl_tensor.device, DLDevice{dl::pinned_device_type, 0}));
+  EXPECT_TRUE(same(m->dl_tensor.device, DLDevice{kDLCPU, 0}));
+  auto* p = dl::to_dlpack<DLManagedTensor>(shared, dl::device_request::specific);
+  EXPECT_TRUE(same(p->dl_tensor.device, DLDevice{dl::pinned_device_type, 0}));
   std::shared_ptr<const counted_buffer> read_only = shared;
   auto* r = dl::to_dlpack<DLManagedTensorVersioned>(read_only, dl::device_request::cpu);
   EXPECT_EQ(r->flags, static_cast<std::uint64_t>(DLPACK_FLAG_BITMASK_READ_ONLY));
+  // A legacy tensor cannot say read-only: refused, rather than handed out as writable.
+  const std::string legacy = message_of([&] { dl::to_dlpack<DLManagedTensor>(read_only); });
+  EXPECT_NE(legacy.find("as a legacy DLManagedTensor, which cannot say read-only"),
+            std::string::npos)
+      << legacy;
+  EXPECT_EQ(shared.use_count(), 5);  // the refused export took nothing
   m->deleter(m);
+  p->deleter(p);
   r->deleter(r);
   read_only.reset();
   EXPECT_EQ(shared.use_count(), 1);
@@ -334,17 +382,30 @@ TEST(DLPack, RoundTripOverHostMemory) {
     EXPECT_EQ(destroyed, 0);
   }
   EXPECT_EQ(destroyed, 1);
-  // Legacy, read-only, and byte_offset
+  // Legacy, imported as const, and byte_offset
   {
     dl::tensor<const float> t(dl::to_dlpack<DLManagedTensor>(
-        unimem::view<const float>(v), dl::memory_type::host, 0, counting_owner(destroyed), {},
-        {4}, {}, 2));
+        v, dl::memory_type::host, 0, counting_owner(destroyed), {}, {4}, {}, 2));
     EXPECT_EQ(t.dl_tensor().byte_offset, 2 * sizeof(float));
     EXPECT_EQ(t.data(), host->data() + 2);
     EXPECT_EQ(t.view()[0], 3.0f);
     EXPECT_EQ(t.view().size(), 4u);
+    EXPECT_FALSE(t.read_only());
   }
   EXPECT_EQ(destroyed, 2);
+  // Read-only: versioned only
+  {
+    dl::tensor<const float> t(dl::to_dlpack(unimem::view<const float>(v), dl::memory_type::host,
+                                            0, counting_owner(destroyed)));
+    EXPECT_TRUE(t.read_only());
+    const auto refused_legacy = [&] {
+      dl::to_dlpack<DLManagedTensor>(unimem::view<const float>(v), dl::memory_type::host, 0,
+                                     counting_owner(destroyed));
+    };
+    EXPECT_THROW(refused_legacy(), std::invalid_argument);
+    EXPECT_EQ(destroyed, 3);  // the refused export's owner, released at once
+  }
+  EXPECT_EQ(destroyed, 4);
 }
 
 TEST(DLPack, ImportDeletesExactlyOnce) {
@@ -528,7 +589,7 @@ TEST(DLPack, ProtocolStreams) {
 TEST(DLPack, EmptyBuffersExportWithoutAGpu) {
   unimem::managed_buffer<float> b;
   const DLDevice natural = dl::dlpack_device(b);
-  EXPECT_EQ(natural.device_type, dl::managed_device_type);
+  EXPECT_EQ(natural.device_type, dl::gpu_device_type);
   auto* m = dl::to_dlpack(std::move(b));
   EXPECT_EQ(m->dl_tensor.data, nullptr);
   EXPECT_EQ(shape_of(m->dl_tensor), (std::vector<std::int64_t>{0}));
@@ -545,6 +606,58 @@ TEST(DLPack, EmptyBuffersExportWithoutAGpu) {
   d->deleter(d);
   EXPECT_THROW(dl::to_dlpack(unimem::device_buffer<int>(), dl::device_request::cpu),
                std::invalid_argument);
+}
+
+TEST(DLPack, ImportedTensorsGoOutAgainWithTheirLayout) {
+  int destroyed = 0;
+  std::vector<float> host(12);
+  std::iota(host.begin(), host.end(), 0.0f);
+  const unimem::view<float> v(host.data(), host.size());
+  struct layout {
+    std::vector<std::int64_t> shape, strides;
+    std::size_t offset;
+  };
+  // column-major, every other column, reversed (the first element above the lowest), compact
+  for (const layout& l : {layout{{3, 4}, {1, 3}, 0}, layout{{3, 2}, {4, 2}, 0},
+                          layout{{4}, {-1}, 3}, layout{{2, 3}, {3, 1}, 6}}) {
+    auto t = std::make_shared<dl::tensor<float>>(dl::to_dlpack(
+        v, dl::memory_type::host, 0, counting_owner(destroyed), {}, l.shape, l.strides, l.offset));
+    for (int legacy = 0; legacy < 2; ++legacy) {
+      dl::tensor<const float> again =
+          legacy ? dl::tensor<const float>(dl::to_dlpack<DLManagedTensor>(t))
+                 : dl::tensor<const float>(dl::to_dlpack(t));
+      EXPECT_EQ(list(again.shape()), l.shape);
+      EXPECT_EQ(list(again.strides()), l.strides);
+      EXPECT_EQ(again.data(), t->data());
+      EXPECT_EQ(again.data(), host.data() + l.offset);
+      EXPECT_EQ(again.contiguous(), t->contiguous());
+      EXPECT_TRUE(same(again.device(), DLDevice{kDLCPU, 0}));
+      EXPECT_EQ(unimem::to_view(again).data(), unimem::to_view(*t).data());
+      EXPECT_EQ(t.use_count(), 2);  // the export keeps the import
+    }
+    EXPECT_EQ(t.use_count(), 1);
+  }
+  EXPECT_EQ(destroyed, 4);  // each import's producer deleted once, after its exports
+  // Labels: the producer's by default; another only within what that label says the memory is.
+  auto pinned = std::make_shared<dl::tensor<float>>(dl::to_dlpack(
+      v, dl::memory_type::pinned, 0, counting_owner(destroyed), dl::device_request::specific));
+  DLManagedTensorVersioned* own = dl::to_dlpack(pinned);
+  EXPECT_TRUE(same(own->dl_tensor.device, DLDevice{dl::pinned_device_type, 0}));
+  DLManagedTensorVersioned* as_cpu = dl::to_dlpack(pinned, DLDevice{kDLCPU, 0});
+  EXPECT_TRUE(same(as_cpu->dl_tensor.device, DLDevice{kDLCPU, 0}));
+  EXPECT_THROW(dl::to_dlpack(pinned, dl::device_request::gpu), std::invalid_argument);
+  own->deleter(own);
+  as_cpu->deleter(as_cpu);
+  // Read-only: a shared_ptr to a const tensor, or const elements; never as a legacy tensor.
+  std::shared_ptr<const dl::tensor<float>> read_only = pinned;
+  DLManagedTensorVersioned* r = dl::to_dlpack(read_only);
+  EXPECT_EQ(r->flags, static_cast<std::uint64_t>(DLPACK_FLAG_BITMASK_READ_ONLY));
+  EXPECT_THROW(dl::to_dlpack<DLManagedTensor>(read_only), std::invalid_argument);
+  r->deleter(r);
+  read_only.reset();
+  EXPECT_EQ(pinned.use_count(), 1);
+  EXPECT_THROW(dl::to_dlpack(std::make_shared<dl::tensor<float>>()), std::invalid_argument);
+  EXPECT_THROW(dl::to_dlpack(std::shared_ptr<dl::tensor<float>>()), std::invalid_argument);
 }
 
 // ---- imports no producer can turn into a crash (issue 45): each case failed before the fix ----
@@ -708,16 +821,20 @@ TEST(DLPackGpu, BuffersCarryTheirLabels) {
   const int id = unimem::device::current().device_id();
   unimem::managed_buffer<float> a(6);
   std::iota(a.begin(), a.end(), 1.0f);
-  EXPECT_TRUE(same(dl::dlpack_device(a), DLDevice{dl::managed_device_type, id}));
+  EXPECT_TRUE(same(dl::dlpack_device(a), DLDevice{dl::gpu_device_type, id}));
   auto shared = std::make_shared<unimem::managed_buffer<float>>(std::move(a));
   for (dl::device_choice c : {dl::device_choice(), dl::device_choice(dl::device_request::gpu),
-                              dl::device_choice(dl::device_request::cpu)}) {
+                              dl::device_choice(dl::device_request::cpu),
+                              dl::device_choice(dl::device_request::specific)}) {
     dl::tensor<float> t(dl::to_dlpack(shared, c, {2, 3}));
     EXPECT_EQ(t.data(), shared->data());
     EXPECT_EQ(t.view()[5], 6.0f);
   }
-  DLManagedTensorVersioned* g = dl::to_dlpack(shared, dl::device_request::gpu);
+  DLManagedTensorVersioned* g = dl::to_dlpack(shared);
   EXPECT_TRUE(same(g->dl_tensor.device, DLDevice{dl::gpu_device_type, id}));
+  g->deleter(g);
+  g = dl::to_dlpack(shared, dl::device_request::specific);
+  EXPECT_TRUE(same(g->dl_tensor.device, DLDevice{dl::managed_device_type, id}));
   g->deleter(g);
   EXPECT_EQ(shared.use_count(), 1);
   unimem::device_buffer<float> d(4);
@@ -726,12 +843,13 @@ TEST(DLPackGpu, BuffersCarryTheirLabels) {
   dl::tensor<float> dt(dl::to_dlpack(std::move(d)));
   EXPECT_TRUE(same(dt.device(), DLDevice{dl::gpu_device_type, id}));
   unimem::pinned_buffer<float> p(4);
+  EXPECT_TRUE(same(dl::dlpack_device(p), DLDevice{kDLCPU, 0}));
   EXPECT_THROW(dl::to_dlpack(std::move(p), dl::device_request::gpu), std::invalid_argument);
-  dl::tensor<float> pt(dl::to_dlpack(std::move(p), dl::device_request::cpu));
-  EXPECT_TRUE(same(pt.device(), DLDevice{kDLCPU, 0}));
+  dl::tensor<float> pt(dl::to_dlpack(std::move(p), dl::device_request::specific));
+  EXPECT_TRUE(same(pt.device(), DLDevice{dl::pinned_device_type, 0}));
   unimem::managed_pool pool;
   dl::tensor<float> pool_t(dl::to_dlpack(unimem::pool_buffer<float>(8, pool)));
-  EXPECT_TRUE(same(pool_t.device(), DLDevice{dl::managed_device_type, pool.device_id()}));
+  EXPECT_TRUE(same(pool_t.device(), DLDevice{dl::gpu_device_type, pool.device_id()}));
 }
 
 TEST(DLPackGpu, ImportedTensorIsAKernelArgument) {

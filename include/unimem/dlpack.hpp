@@ -77,17 +77,18 @@ void call_deleter(Managed* m) noexcept {
 /// @brief What memory a view lies in, which decides its device labels.
 enum class memory_type {
   host,     ///< Pageable host memory: kDLCPU.
-  pinned,   ///< Pinned host memory: kDLCUDAHost (kDLROCMHost), or kDLCPU.
-  managed,  ///< Managed memory: kDLCUDAManaged (AMD: kDLROCM), kDLCUDA, or kDLCPU.
+  pinned,   ///< Pinned host memory: kDLCPU, or its own kDLCUDAHost (kDLROCMHost).
+  managed,  ///< Managed memory: kDLCUDA (kDLROCM), kDLCPU, or its own kDLCUDAManaged.
   device,   ///< Device memory: kDLCUDA (kDLROCM) only.
 };
-/// @brief The label a consumer asks for: the memory's own, a GPU one, or the CPU's.
+/// @brief The label a consumer asks for: the one for most consumers, the memory's specific one,
+/// a GPU one, or the CPU's.
 enum class device_request {
-  natural,  ///< The memory's own label (natural_device()).
-  gpu,      ///< A GPU label: kDLCUDA (kDLROCM), on the memory's GPU.
-  cpu,      ///< The CPU's label, kDLCPU, for memory the host can read.
+  natural,   ///< The label most consumers take (natural_device()): what `__dlpack_device__` says.
+  gpu,       ///< A GPU label: kDLCUDA (kDLROCM), on the memory's GPU.
+  cpu,       ///< The CPU's label, kDLCPU, for memory the host can read.
+  specific,  ///< The memory kind's own label (specific_device()): kDLCUDAManaged, kDLCUDAHost.
 };
-
 /// @brief A device_request, or the exact DLDevice a consumer asked for (`dl_device=(type, id)`).
 struct device_choice {
   /// @brief A request (default: the memory's own label).
@@ -126,7 +127,16 @@ class dims {
 };
 }  // namespace dlpack
 
+namespace dlpack {
+template <class T>
+class tensor;
+}  // namespace dlpack
+
 namespace detail {
+template <class T>
+struct is_dl_tensor : std::false_type {};
+template <class T>
+struct is_dl_tensor<dlpack::tensor<T>> : std::true_type {};
 /// DLDataTypeCode of T, -1 for a type DLPack cannot describe.
 template <class T, class = void>
 struct dl_code : std::integral_constant<int, -1> {};
@@ -270,49 +280,69 @@ constexpr DLDataType dtype_of() noexcept {
                     static_cast<std::uint8_t>(8 * sizeof(U)), 1};
 }
 
-/// @brief The memory's own label: managed memory kDLCUDAManaged (AMD: kDLROCM), device memory
-/// kDLCUDA/kDLROCM, pinned kDLCUDAHost/kDLROCMHost, host memory kDLCPU; `id`: the GPU of managed
-/// and device memory (0 for the others).
+/// @brief The label most consumers take, and `__dlpack_device__`'s: the GPU's, kDLCUDA (kDLROCM)
+/// on GPU `id`, for managed and device memory (as torch labels its own managed tensors); the
+/// CPU's, kDLCPU 0, for pinned and host memory.
 constexpr DLDevice natural_device(memory_type m, int id) noexcept {
-  switch (m) {
-    case memory_type::managed: return {managed_device_type, id};
-    case memory_type::device: return {gpu_device_type, id};
-    case memory_type::pinned: return {pinned_device_type, 0};
-    case memory_type::host: break;
-  }
-  return {kDLCPU, 0};
+  return m == memory_type::managed || m == memory_type::device ? DLDevice{gpu_device_type, id}
+                                                                : DLDevice{kDLCPU, 0};
+}
+/// @brief The memory kind's own label: managed memory kDLCUDAManaged on GPU `id` (AMD has none:
+/// kDLROCM), pinned memory kDLCUDAHost (kDLROCMHost) 0; device and host memory as
+/// natural_device(). CuPy and NumPy take kDLCUDAManaged, torch refuses it and kDLCUDAHost.
+constexpr DLDevice specific_device(memory_type m, int id) noexcept {
+  return m == memory_type::managed  ? DLDevice{managed_device_type, id}
+         : m == memory_type::pinned ? DLDevice{pinned_device_type, 0}
+                                    : natural_device(m, id);
 }
 
-/// @brief The label to export memory m of GPU `id` with, for what the consumer asked: natural;
-/// gpu (managed and device memory: kDLCUDA/kDLROCM on `id`); cpu (all but device memory: kDLCPU
-/// 0); or an exact DLDevice that is one of those.
+/// @brief The memory a label says: kDLCPU host, kDLCUDAHost (kDLROCMHost) pinned,
+/// kDLCUDAManaged managed, any other (kDLCUDA, kDLROCM: which may be managed memory too) device.
+constexpr memory_type memory_type_of(DLDeviceType d) noexcept {
+  return d == kDLCPU                                             ? memory_type::host
+         : d == pinned_device_type                               ? memory_type::pinned
+         : d == managed_device_type && d != gpu_device_type      ? memory_type::managed
+                                                                 : memory_type::device;
+}
+
+/// @brief The label to export memory m of GPU `id` with, for what the consumer asked: natural
+/// (natural_device()); specific (specific_device()); gpu (managed and device memory: kDLCUDA or
+/// kDLROCM on `id`); cpu (all but device memory: kDLCPU 0); or an exact DLDevice that is one of
+/// those.
 /// @throws unimem::invalid_argument for any other label, naming the labels the memory can have.
 inline DLDevice device_for(memory_type m, int id, device_choice c) {
-  const DLDevice own = natural_device(m, id), gpu{gpu_device_type, id}, cpu{kDLCPU, 0};
-  const bool on_gpu = m == memory_type::managed || m == memory_type::device;
+  const DLDevice labels[] = {natural_device(m, id), specific_device(m, id),
+                             DLDevice{gpu_device_type, id}, DLDevice{kDLCPU, 0}};
+  const bool allowed[] = {true, true, m == memory_type::managed || m == memory_type::device,
+                          m != memory_type::device};
+  const device_request asks[] = {device_request::natural, device_request::specific,
+                                 device_request::gpu, device_request::cpu};
   const auto same = [](DLDevice a, DLDevice b) {
     return a.device_type == b.device_type && a.device_id == b.device_id;
   };
-  const device_request r = c.request;
-  if (c.exact ? same(c.device, own) : r == device_request::natural) return own;
-  if (on_gpu && (c.exact ? same(c.device, gpu) : r == device_request::gpu)) return gpu;
-  if (m != memory_type::device && (c.exact ? same(c.device, cpu) : r == device_request::cpu)) {
-    return cpu;
+  for (int i = 0; i < 4; ++i) {
+    if (allowed[i] && (c.exact ? same(c.device, labels[i]) : c.request == asks[i])) {
+      return labels[i];
+    }
   }
   static const char* const kinds[] = {"host", "pinned", "managed", "device"};
   using unimem::detail::append_device;
   unimem::detail::refusal t("unimem::dlpack: ");
   t.append(kinds[static_cast<int>(m)]).append(" memory cannot be exported as ");
   if (c.exact) append_device(t, c.device);
-  else t.append(r == device_request::gpu ? "a GPU tensor" : "a CPU tensor");
-  append_device(t.append("; its labels: "), own);
-  if (on_gpu && !same(gpu, own)) append_device(t.append(", "), gpu);
-  if (m != memory_type::device && !same(cpu, own)) append_device(t.append(", "), cpu);
+  else t.append(c.request == device_request::gpu ? "a GPU tensor" : "a CPU tensor");
+  t.append("; its labels: ");
+  for (int i = 0; i < 4; ++i) {
+    bool listed = false;
+    for (int k = 0; k < i; ++k) listed = listed || (allowed[k] && same(labels[k], labels[i]));
+    if (allowed[i] && !listed) append_device(t.append(i ? ", " : ""), labels[i]);
+  }
   unimem::detail::dl_refuse(t);
 }
 
 /// @brief The natural label of a unimem buffer (or container with a memory kind), for
-/// `__dlpack_device__`: its GPU for managed and device memory (an empty one: the current GPU).
+/// `__dlpack_device__` (natural_device()): its GPU's for managed, pool and device memory (an
+/// empty one: the current GPU), the CPU's for pinned memory.
 template <class Buffer>
 DLDevice dlpack_device(const Buffer& b, call_site where = call_site::current()) {
   constexpr memory_type m = unimem::detail::dl_memory_of<Buffer>();
@@ -334,6 +364,11 @@ Managed* dl_export(view<T> v, DLDevice device, Owner&& owner, dlpack::dims shape
   constexpr std::size_t head = (sizeof(block) + 7) / 8 * 8;
   const std::size_t n = shape.size() == 0 ? 1 : shape.size();
   refusal r("unimem::dlpack::to_dlpack: ");
+  if (std::is_same<Managed, DLManagedTensor>::value && std::is_const<T>::value) {
+    dl_refuse(r.append("read-only memory (const elements) as a legacy DLManagedTensor, which "
+                       "cannot say read-only: export a DLManagedTensorVersioned (a consumer's "
+                       "max_version 1.0 or later)"));
+  }
   if (n > static_cast<std::size_t>(dlpack::max_ndim)) {
     throw_refused<length_error>(r.append(n).append(" dimensions (at most ")
                                     .append(dlpack::max_ndim).append(")"));
@@ -392,14 +427,16 @@ namespace dlpack {
 /// @brief Exports view v as a DLPack tensor that keeps `owner` alive until its
 /// deleter runs (a null owner: the memory is borrowed, and the caller keeps it alive until then).
 /// Managed: DLManagedTensorVersioned (version 1.x, DLPACK_FLAG_BITMASK_READ_ONLY for const T) or
-/// DLManagedTensor (no flags). Shape: one dimension over v.size() - offset elements by default;
-/// strides in elements (default compact row-major), always written out; `offset` elements from
+/// DLManagedTensor (no flags: refused for const T, which it would hand out as writable). Shape:
+/// one dimension over v.size() - offset elements by default; strides in elements (default compact row-major), always written out; `offset` elements from
 /// v.data() go into byte_offset. Everything lives in one heap block freed by the deleter.
 /// @code
 ///   auto* t = unimem::dlpack::to_dlpack(v, dlpack::memory_type::host, 0, keep, {}, {2, 3});
 /// @endcode
-/// @throws unimem::invalid_argument when shape, strides and offset reach outside v, or for a
-/// label the memory cannot have (device_for()); std::bad_alloc. Nothing is taken on a throw.
+/// @throws unimem::invalid_argument when shape, strides and offset reach outside v, for a label
+/// the memory cannot have (device_for()), or for const T as a DLManagedTensor;
+/// unimem::length_error for more than max_ndim dimensions; std::bad_alloc. Nothing is taken on a
+/// throw.
 template <class Managed = DLManagedTensorVersioned, class T>
 Managed* to_dlpack(view<T> v, memory_type m, int device_id, std::shared_ptr<void> owner,
                    device_choice device = {}, dims shape = {}, dims strides = {},
@@ -435,7 +472,9 @@ Managed* to_dlpack(Buffer&& buffer, device_choice device = {}, dims shape = {},
 /// @brief Exports a shared buffer: the tensor holds a reference until its deleter runs; a
 /// `std::shared_ptr<const B>` gives a read-only tensor. Otherwise as the moved-in form.
 /// @throws unimem::invalid_argument for a null pointer; as the moved-in form.
-template <class Managed = DLManagedTensorVersioned, class Buffer>
+template <class Managed = DLManagedTensorVersioned, class Buffer,
+          std::enable_if_t<!unimem::detail::is_dl_tensor<std::remove_cv_t<Buffer>>::value,
+                           int> = 0>
 Managed* to_dlpack(std::shared_ptr<Buffer> buffer, device_choice device = {}, dims shape = {},
                    dims strides = {}, std::size_t offset = 0,
                    call_site where = call_site::current()) {
@@ -448,6 +487,11 @@ Managed* to_dlpack(std::shared_ptr<Buffer> buffer, device_choice device = {}, di
   const auto v = unimem::to_view(*buffer);
   return unimem::detail::dl_export<Managed>(v, d, std::move(buffer), shape, strides, offset);
 }
+
+/// @brief True for the labels whose `__dlpack__` is given a stream integer: kDLCUDA and
+/// kDLROCM. The others are stream-less for the DLPack Python specification (kDLCPU, kDLCUDAHost,
+/// kDLCUDAManaged, kDLROCMHost: "only None is accepted"): a consumer passes `stream=None`.
+constexpr bool takes_stream(DLDeviceType d) noexcept { return d == kDLCUDA || d == kDLROCM; }
 
 /// @brief A stream named by the integer of the DLPack protocol (`__dlpack__(stream=...)`) or the
 /// CUDA Array Interface.
@@ -705,8 +749,9 @@ class tensor {
     const auto data = reinterpret_cast<std::uintptr_t>(t.data);
     const std::uint64_t offset = t.byte_offset;
     if (offset > static_cast<std::uint64_t>(PTRDIFF_MAX) || offset > UINTPTR_MAX - data) {
-      unimem::detail::throw_refused<out_of_range>(r.append("data (").append(data).append(") + byte_offset ")
-          .append(offset).append(" wraps around the address space or passes PTRDIFF_MAX"));
+      unimem::detail::throw_refused<out_of_range>(
+          r.append("data (").append(data).append(") + byte_offset ").append(offset)
+              .append(" wraps around the address space or passes PTRDIFF_MAX"));
     }
     const std::uintptr_t first = data + static_cast<std::uintptr_t>(offset);
     if (high < 0) return;  // no element
@@ -714,9 +759,10 @@ class tensor {
     const auto below = static_cast<std::uintptr_t>(-low) * sizeof(T);
     const auto above = static_cast<std::uintptr_t>(high + 1) * sizeof(T);
     if (below > first || above > UINTPTR_MAX - first) {
-      unimem::detail::throw_refused<out_of_range>(r.append("the elements from ").append(low).append(" to ")
-          .append(high).append(" around data + byte_offset (").append(first)
-          .append(") wrap around the address space"));
+      unimem::detail::throw_refused<out_of_range>(
+          r.append("the elements from ").append(low).append(" to ").append(high)
+              .append(" around data + byte_offset (").append(first)
+              .append(") wrap around the address space"));
     }
     if (first % alignof(T) != 0) {
       unimem::detail::dl_refuse(r.append("data + byte_offset (byte_offset ").append(offset)
@@ -731,5 +777,34 @@ class tensor {
   std::size_t size_ = 0;
   bool row_major_ = true;  // compact, row-major
 };
+
+/// @brief Exports an imported tensor again, shared: the new tensor has its shape, strides and
+/// first element (data + byte_offset) and keeps it, and so the producer's memory, alive until its
+/// deleter runs. The label is the producer's, or `device` within what that label says the memory
+/// is (memory_type_of(), device_for()). A `std::shared_ptr<const tensor<T>>` or const T gives a
+/// read-only tensor. A 0-d tensor goes out as one dimension of one element.
+/// @code
+///   auto t = std::make_shared<unimem::dlpack::tensor<float>>(capsule_pointer);
+///   DLManagedTensorVersioned* again = unimem::dlpack::to_dlpack(t);
+/// @endcode
+/// @throws unimem::invalid_argument for a null pointer or a tensor that holds none, a label the
+/// memory cannot have, a read-only tensor as a DLManagedTensor; std::bad_alloc.
+template <class Managed = DLManagedTensorVersioned, class Tensor,
+          std::enable_if_t<unimem::detail::is_dl_tensor<std::remove_cv_t<Tensor>>::value,
+                           int> = 0>
+Managed* to_dlpack(std::shared_ptr<Tensor> t, device_choice device = {}) {
+  if (!t || !*t) {
+    unimem::detail::dl_refuse(unimem::detail::refusal(
+        "unimem::dlpack::to_dlpack: a null std::shared_ptr, or a tensor that holds none"));
+  }
+  const DLDevice own = t->device();
+  const DLDevice d = device.exact || device.request != device_request::natural
+                         ? device_for(memory_type_of(own.device_type), own.device_id, device)
+                         : own;
+  const auto v = unimem::to_view(*t);  // the memory the elements cover
+  const auto offset = static_cast<std::size_t>(v.empty() ? 0 : t->data() - v.data());
+  const dims shape = t->shape(), strides = t->strides();
+  return unimem::detail::dl_export<Managed>(v, d, std::move(t), shape, strides, offset);
+}
 }  // namespace dlpack
 UNIMEM_END_NAMESPACE

@@ -6,7 +6,8 @@
 // of several element types. An independent reference, in 128-bit arithmetic, says whether the
 // import must succeed; then the target checks what the tensor reports (size, layout, the memory
 // it covers), reads every element where that memory lies in the buffer (AddressSanitizer sees any
-// read outside), and that the producer's deleter ran exactly once, also when it throws.
+// read outside), exports it again (to_dlpack of the shared tensor) and imports that, which must
+// give the same layout, and that the producer's deleter ran exactly once, also when it throws.
 // Built with clang's -fsanitize=fuzzer,address,undefined (tests/CMakeLists.txt, ctest
 // fuzz.dlpack_import); the input format is in tests/fuzz/make_corpus.py.
 #include <unimem/dlpack.hpp>
@@ -221,7 +222,8 @@ void check_accepted(const dl::tensor<T>& t, const expectation& e, const DLTensor
              e.first + e.low * static_cast<i128>(sizeof(T)));
   const auto lo = reinterpret_cast<std::uintptr_t>(arena);
   const auto begin = reinterpret_cast<std::uintptr_t>(covered.data());
-  if (begin < lo || begin - lo > arena_bytes || covered.size() > (arena_bytes - (begin - lo)) / sizeof(T)) {
+  if (begin < lo || begin - lo > arena_bytes ||
+      covered.size() > (arena_bytes - (begin - lo)) / sizeof(T)) {
     return;  // memory the producer vouches for and the arena is not: not read
   }
   for (const T& x : covered) touch(&x, arena);
@@ -245,6 +247,38 @@ void check_accepted(const dl::tensor<T>& t, const expectation& e, const DLTensor
     FUZZ_CHECK(offset >= e.low && offset <= e.high);
     touch(t.data() + offset, arena);
     for (int i = t.ndim() - 1; i >= 0 && ++index[i] == t.shape()[i]; --i) index[i] = 0;
+  }
+}
+
+/// The accepted tensor exported again (to_dlpack of a shared tensor) and imported once more: the
+/// same elements, layout and label; a legacy export of const elements is refused.
+template <class T>
+void check_reexport(dl::tensor<T>&& imported, bool legacy) {
+  const auto shared = std::make_shared<dl::tensor<T>>(std::move(imported));
+  const dl::tensor<T>& t = *shared;
+  if (legacy && std::is_const<T>::value) {
+    bool refused = false;
+    try {
+      (void)dl::to_dlpack<DLManagedTensor>(shared);
+    } catch (const unimem::invalid_argument&) {
+      refused = true;
+    }
+    FUZZ_CHECK(refused && shared.use_count() == 1);
+    return;
+  }
+  const dl::tensor<T> again = legacy ? dl::tensor<T>(dl::to_dlpack<DLManagedTensor>(shared))
+                                     : dl::tensor<T>(dl::to_dlpack(shared));
+  FUZZ_CHECK(shared.use_count() == 2);  // the export keeps the import
+  FUZZ_CHECK(again.size() == t.size() && again.contiguous() == t.contiguous());
+  FUZZ_CHECK(again.device().device_type == t.device().device_type &&
+             again.device().device_id == t.device().device_id);
+  if (t.size() == 0) return;
+  FUZZ_CHECK(again.data() == t.data());
+  FUZZ_CHECK(unimem::to_view(again).data() == unimem::to_view(t).data() &&
+             unimem::to_view(again).size() == unimem::to_view(t).size());
+  FUZZ_CHECK(again.ndim() == (t.ndim() == 0 ? 1 : t.ndim()));  // 0-d goes out as 1 element
+  for (int i = 0; i < t.ndim(); ++i) {
+    FUZZ_CHECK(again.shape()[i] == t.shape()[i] && again.stride(i) == t.stride(i));
   }
 }
 
@@ -283,6 +317,7 @@ void run(const description& d, unsigned char* arena) {
     check_accepted(imported, e, t, arena);
     dl::tensor<T> moved(std::move(imported));  // the deleter moves with it
     FUZZ_CHECK(!imported && state.calls == 0);
+    check_reexport(std::move(moved), is_legacy);
   } catch (const unimem::argument_error&) {
     FUZZ_CHECK(!accepted);  // a refusal, never from a check of an accepted tensor
     FUZZ_CHECK(!e.accept);

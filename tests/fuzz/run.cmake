@@ -13,9 +13,10 @@ execute_process(
   COMMAND "${FUZZER}" -max_total_time=${SECONDS} -timeout=25 -print_final_stats=1
           -artifact_prefix=${WORK}/artifacts/ "${WORK}/corpus" "${CORPUS}"
   RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
-# libFuzzer prints a line per new input and its dictionary's; keep the rest.
+# libFuzzer prints a line per new input, new function and dictionary entry; keep the rest.
 string(REGEX REPLACE "(^|\n)#[^\n]*" "" _kept "${_out}")
 string(REGEX REPLACE "\n[^\n]*# Uses: [0-9]+" "" _kept "${_kept}")
+string(REGEX REPLACE "\n\t?NEW_FUNC[^\n]*" "" _kept "${_kept}")
 string(REGEX REPLACE "\n\n+" "\n" _kept "${_kept}")
 message("${_kept}")
 if(NOT _rc EQUAL 0)

@@ -479,7 +479,8 @@ PYBIND11_MODULE(unimem_example, m) {
       .def(py::init<const py::object&, const py::object&>(), py::arg("producer"),
            py::arg("stream") = py::none(),
            "Imports a float32 DLPack tensor (an object with __dlpack__, or a capsule); `stream`: "
-           "the stream it is used on next (None: the default)")
+           "the stream it is handed over to (None: the default), which its exports' consumers "
+           "then wait for")
       .def_property_readonly("ptr", [](const imported& i) {
         return reinterpret_cast<std::uintptr_t>(i.tensor().data());
       })

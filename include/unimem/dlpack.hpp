@@ -554,10 +554,16 @@ inline void stream_handoff(stream_ref producer, protocol_stream consumer,
 ///
 /// The constructors own the tensor from the call on: when they throw (a refused tensor), they
 /// call its deleter first, as a DLPack consumer that accepted it must. A null pointer is refused
-/// with nothing to delete. Refused: a major version other than 1 (only the deleter is touched, as
-/// the DLPack header says); another element type; a read-only tensor as non-const T; a device
-/// this build cannot reach (kDLCPU, and the labels above of this backend, are reachable); a
-/// negative dimension or strides that overflow; data + byte_offset misaligned for T.
+/// with nothing to delete. A producer is untrusted input: refused, before anything it cannot
+/// trust is read, are a major version other than 1 (only the deleter is touched, as the DLPack
+/// header says); another element type; a read-only tensor as non-const T; a label this build
+/// cannot reach (kDLCPU, and the labels above of this backend, are reachable), or a GPU label
+/// whose device id is not below device_count() (kDLCPU's and pinned memory's id is not read);
+/// ndim below 0 or above max_ndim; a null shape, a negative extent, or elements or a span from
+/// the lowest to the highest element beyond PTRDIFF_MAX bytes (length_error); a null data with
+/// elements; byte_offset beyond PTRDIFF_MAX, or data + byte_offset or any element past either
+/// end of the address space (out_of_range); a first element misaligned for T. A deleter that
+/// throws is contained (call_deleter()).
 /// @code
 ///   unimem::dlpack::tensor<const float> x(capsule_pointer);
 ///   unimem::launch(kernel, unimem::grid_for(x.size()), unimem::in(x), x.size());

@@ -10,6 +10,8 @@
 #   make, pkgconf               the Makefile consumer built through unimem's pkg-config files
 #   python3-dev, pybind11-dev,  the Python module example (examples/python) and its NumPy test
 #   python3-numpy
+#   clang-15                    the DLPack import fuzzer (tests/fuzz): libFuzzer's runtime comes
+#                               with it (libclang-common-15-dev)
 # Native CUDA (nvcc >= 12) is expected at /usr/local/cuda or on PATH; it is not installed here.
 # Needs root for apt-get; without root it only reports what is missing.
 set -euo pipefail
@@ -17,7 +19,8 @@ set -euo pipefail
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 for p in cmake ninja-build hipcc libamdhip64-dev libgtest-dev g++-11 nvidia-cuda-toolkit mmdebstrap \
-         doxygen libopenmpi-dev openmpi-bin make pkgconf python3-dev pybind11-dev python3-numpy; do
+         doxygen libopenmpi-dev openmpi-bin make pkgconf python3-dev pybind11-dev python3-numpy \
+         clang-15 libclang-common-15-dev; do
   have_pkg "$p" || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] && { echo "install-deps: all toolchain packages present"; exit 0; }

@@ -5,7 +5,8 @@
 //
 //   b = unimem_example.Buffer(1 << 20, "managed")      # managed, device, pinned or pool
 //   b.fill(1.0)                                        # a kernel on the buffer's stream
-//   t = torch.from_dlpack(b.labelled("gpu"))          # the same memory, as cuda:0
+//   t = torch.from_dlpack(b)                           # the same memory, as cuda:0
+//   a = numpy.asarray(b)                               # and as the host's (after the fill)
 //   unimem_example.scale(t, 2.0, torch.cuda.current_stream().cuda_stream)
 #include <pybind11/pybind11.h>
 
@@ -20,6 +21,7 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace py = pybind11;
 namespace dl = unimem::dlpack;
@@ -53,25 +55,24 @@ unimem::managed_pool& pool() {
   return *p;
 }
 
-/// Parses a label request: "natural", "gpu", "cpu".
+/// Parses a label request: "natural", "gpu", "cpu", "specific".
 dl::device_request request_of(const std::string& s) {
   if (s == "natural") return dl::device_request::natural;
   if (s == "gpu") return dl::device_request::gpu;
   if (s == "cpu") return dl::device_request::cpu;
-  throw std::invalid_argument("unimem_example: a label is \"natural\", \"gpu\" or \"cpu\", not \"" +
-                              s + "\"");
+  if (s == "specific") return dl::device_request::specific;
+  throw std::invalid_argument("unimem_example: a label is \"natural\", \"gpu\", \"cpu\" or "
+                              "\"specific\", not \"" + s + "\"");
 }
 
 /// The capsule's destructor: deletes a tensor no consumer took (a consumer renames the capsule
 /// "used_dltensor[_versioned]" and owns the tensor from then on).
 void delete_unconsumed(PyObject* capsule) {
   if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
-    auto* t = static_cast<DLManagedTensorVersioned*>(
-        PyCapsule_GetPointer(capsule, "dltensor_versioned"));
-    if (t->deleter != nullptr) t->deleter(t);
+    dl::call_deleter(static_cast<DLManagedTensorVersioned*>(
+        PyCapsule_GetPointer(capsule, "dltensor_versioned")));
   } else if (PyCapsule_IsValid(capsule, "dltensor")) {
-    auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
-    if (t->deleter != nullptr) t->deleter(t);
+    dl::call_deleter(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor")));
   }
 }
 
@@ -84,6 +85,14 @@ class buffer {
 
   buffer(std::size_t n, const std::string& kind)
       : kind_(checked(kind)), memory_(make(n, kind_, stream_)) {}
+  /// As Python's Buffer(size, kind): a size no buffer can have is a ValueError, as for a kind.
+  static std::shared_ptr<buffer> create(std::size_t n, const std::string& kind) {
+    try {
+      return std::make_shared<buffer>(n, kind);
+    } catch (const unimem::argument_error& e) {
+      throw py::value_error(e.what());
+    }
+  }
 
   const std::string& kind() const noexcept { return kind_; }
   unimem::view<float> view() {
@@ -94,7 +103,8 @@ class buffer {
            : kind_ == "pinned" ? dl::memory_type::pinned
                                : dl::memory_type::managed;
   }
-  /// The label the memory has by itself (__dlpack_device__).
+  /// The label most consumers take (__dlpack_device__): the GPU's for managed, pool and device
+  /// memory, the CPU's for pinned memory.
   DLDevice natural() const {
     return std::visit([](const auto& b) { return dl::dlpack_device(b); }, memory_);
   }
@@ -141,31 +151,57 @@ dl::device_choice asked_label(const py::object& dl_device, dl::device_choice oth
   return dl::device_choice(DLDevice{static_cast<DLDeviceType>(d.first), d.second});
 }
 
-/// A capsule over a tensor of v under `label` that keeps `keep` alive, counted in live_exports
-/// while it does: "dltensor_versioned" where __dlpack__'s max_version is 1.0 or later, else the
-/// legacy "dltensor".
+/// An owner that keeps `keep` alive and is counted in live_exports while it lives.
 template <class Keep>
-py::object capsule_of(unimem::view<float> v, dl::memory_type m, int device_id,
-                      std::shared_ptr<Keep> keep, dl::device_choice label,
-                      const py::object& max_version) {
+std::shared_ptr<void> counted(std::shared_ptr<Keep> keep) {
   std::shared_ptr<void> owner(new std::shared_ptr<Keep>(std::move(keep)), [](void* p) {
     delete static_cast<std::shared_ptr<Keep>*>(p);
     --live_exports;
   });
   ++live_exports;
+  return owner;
+}
+
+/// A capsule over the tensor make(DLManagedTensorVersioned*{}) or make(DLManagedTensor*{})
+/// returns: "dltensor_versioned" where __dlpack__'s max_version is 1.0 or later, else the
+/// legacy "dltensor". `copied`: the export is a copy (DLPACK_FLAG_BITMASK_IS_COPIED).
+template <class Make>
+py::object capsule_of(Make&& make, const py::object& max_version, bool copied = false) {
   const auto wrap = [](auto* t, const char* name) {
     PyObject* c = PyCapsule_New(t, name, delete_unconsumed);
-    if (c == nullptr) t->deleter(t);
+    if (c == nullptr) dl::call_deleter(t);
     return c;
   };
-  PyObject* capsule =
-      !max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1
-          ? wrap(dl::to_dlpack<DLManagedTensorVersioned>(v, m, device_id, std::move(owner), label),
-                 "dltensor_versioned")
-          : wrap(dl::to_dlpack<DLManagedTensor>(v, m, device_id, std::move(owner), label),
-                 "dltensor");
+  PyObject* capsule = nullptr;
+  if (!max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1) {
+    DLManagedTensorVersioned* t = make(static_cast<DLManagedTensorVersioned*>(nullptr));
+    if (copied) t->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+    capsule = wrap(t, "dltensor_versioned");
+  } else {
+    capsule = wrap(make(static_cast<DLManagedTensor*>(nullptr)), "dltensor");
+  }
   if (capsule == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(capsule);
+}
+
+/// Makes the data ready for a consumer of `label` that passed `stream` to __dlpack__, after the
+/// work queued on `producer` (if `ordered`: false where the producer's work is not on a known
+/// stream). A CPU label takes stream=None only (the DLPack Python specification); a consumer that
+/// names none and may read on the host (a CPU, pinned or managed label) is waited for now, by
+/// the host; any other gets an event its stream waits for (stream_handoff()). The specific labels
+/// also take a stream integer, as CuPy passes one for kDLCUDAManaged.
+void make_ready(unimem::stream_ref producer, bool ordered, DLDevice label,
+                const py::object& stream) {
+  if (label.device_type == kDLCPU && !stream.is_none()) {
+    throw py::buffer_error("unimem_example: a CPU tensor takes stream=None only (the DLPack "
+                           "Python specification), not " + py::str(stream).cast<std::string>());
+  }
+  if (!ordered || !handoff_on.load()) return;
+  if (!dl::takes_stream(label.device_type) && stream.is_none()) {
+    producer.synchronize();
+  } else {
+    dl::stream_handoff(producer, dl::stream_from_protocol(protocol_value(stream)));
+  }
 }
 
 /// `__dlpack__` of a buffer under a label: hands the data over to the consumer's stream, then
@@ -181,21 +217,18 @@ py::object export_tensor(const std::shared_ptr<buffer>& b, dl::device_choice lab
   // The label first: a refused one throws before anything is handed over.
   const DLDevice natural = b->natural();
   const DLDevice device = dl::device_for(b->memory(), natural.device_id, label);
-  // The data ready where the consumer reads it: on its stream (an event, no host wait); for a
-  // consumer that names none and may read on the host (a CPU, pinned or managed label), now.
-  const bool host_reads = device.device_type == kDLCPU || device.device_type == kDLCUDAHost ||
-                          device.device_type == kDLROCMHost ||
-                          device.device_type == kDLCUDAManaged;
-  if (host_reads && (stream.is_none() || device.device_type == kDLCPU)) {
-    b->stream().synchronize();
-  } else if (handoff_on.load()) {
-    dl::stream_handoff(b->stream(), dl::stream_from_protocol(protocol_value(stream)));
-  }
-  return capsule_of(b->view(), b->memory(), natural.device_id, b, device, max_version);
+  make_ready(b->stream(), true, device, stream);
+  return capsule_of(
+      [&](auto* tag) {
+        using managed = std::remove_pointer_t<decltype(tag)>;
+        return dl::to_dlpack<managed>(b->view(), b->memory(), natural.device_id, counted(b),
+                                      device);
+      },
+      max_version);
 }
 
-/// A buffer seen under one label: what torch.from_dlpack() needs for managed memory (kDLCUDA),
-/// or NumPy for any host-reachable memory (kDLCPU).
+/// A buffer seen under one label: the CPU's for NumPy's from_dlpack of managed memory, the
+/// specific ones (kDLCUDAManaged, kDLCUDAHost) for a consumer that wants them.
 struct labelled {
   std::shared_ptr<buffer> b;
   dl::device_choice label;
@@ -204,15 +237,17 @@ struct labelled {
 
 /// The DLPack tensor of any producer: an object with __dlpack__ (asked for a versioned tensor
 /// first; a producer that does not know max_version is asked again without it) or a capsule.
-/// `stream`: the consumer's stream, the integer __dlpack__ is given.
+/// `stream`: the consumer's stream, the integer __dlpack__ is given where the producer's label
+/// takes one (kDLCUDA, kDLROCM); the stream-less labels (kDLCPU, kDLCUDAHost, kDLCUDAManaged,
+/// kDLROCMHost) are given None, as the DLPack Python specification says.
 template <class T>
 dl::tensor<T> import_tensor(const py::object& obj, std::intptr_t stream) {
   py::object capsule = obj;
   if (py::hasattr(obj, "__dlpack__")) {
-    // A CPU producer is given no stream (NumPy refuses any other than None).
     py::object s = py::int_(stream);
     if (py::hasattr(obj, "__dlpack_device__") &&
-        obj.attr("__dlpack_device__")().cast<std::pair<int, int>>().first == kDLCPU) {
+        !dl::takes_stream(static_cast<DLDeviceType>(
+            obj.attr("__dlpack_device__")().cast<std::pair<int, int>>().first))) {
       s = py::none();
     }
     try {
@@ -238,26 +273,69 @@ dl::tensor<T> import_tensor(const py::object& obj, std::intptr_t stream) {
                        "capsule");
 }
 
-/// A DLPack tensor of another library imported into unimem, exported again on demand (each
-/// export shares the import, which keeps the producer's memory alive), labelled as the producer
-/// labelled it.
+/// A DLPack tensor of another library imported into unimem, exported again on demand with its
+/// shape and strides (each export shares the import, which keeps the producer's memory alive),
+/// labelled as the producer labelled it. `stream`: the stream the import was handed over to,
+/// which exports order their consumers after.
 class imported {
  public:
   imported(const py::object& producer, const py::object& stream)
-      : t_(std::make_shared<dl::tensor<float>>(
+      : stream_(dl::stream_from_protocol(protocol_value(stream))),
+        t_(std::make_shared<dl::tensor<float>>(
             import_tensor<float>(producer, protocol_value(stream)))) {}
   const dl::tensor<float>& tensor() const noexcept { return *t_; }
   DLDevice device() const noexcept { return t_->device(); }
-  py::object export_tensor(const py::object& max_version, const py::object& dl_device) const {
-    const DLDevice d = device();
-    const dl::memory_type m = d.device_type == kDLCPU                   ? dl::memory_type::host
-                              : d.device_type == dl::pinned_device_type  ? dl::memory_type::pinned
-                              : d.device_type == dl::managed_device_type ? dl::memory_type::managed
-                                                                         : dl::memory_type::device;
-    return capsule_of(t_->view(), m, d.device_id, t_, asked_label(dl_device, {}), max_version);
+
+  /// `__dlpack__`: the label asked for (dl_device) within what the producer's says the memory
+  /// is; made ready for the consumer's stream (make_ready()); copy=True gives a copy in host
+  /// memory (a kDLCPU label only), anything else the import itself.
+  py::object export_tensor(const py::object& stream, const py::object& max_version,
+                           const py::object& dl_device, const py::object& copy) const {
+    const DLDevice own = device();
+    const DLDevice label = dl::device_for(dl::memory_type_of(own.device_type), own.device_id,
+                                          asked_label(dl_device, dl::device_choice(own)));
+    // A CPU producer's memory is ready as it came; on a GPU, after the import's stream.
+    make_ready(stream_.stream, own.device_type != kDLCPU && stream_.synchronize, label, stream);
+    if (!copy.is_none() && copy.cast<bool>()) {
+      if (label.device_type != kDLCPU) {
+        throw py::buffer_error("unimem_example: copy=True copies into host memory: ask for it "
+                               "with dl_device=(kDLCPU, 0), of memory the host can read");
+      }
+      return capsule_of(
+          [&](auto* tag) {
+            using managed = std::remove_pointer_t<decltype(tag)>;
+            auto host = host_copy();
+            const unimem::view<float> v(host->data(), host->size());
+            return dl::to_dlpack<managed>(v, dl::memory_type::host, 0, counted(host), {},
+                                          t_->shape());
+          },
+          max_version, true);
+    }
+    // The import itself, as a tensor<float> that counts in live_exports while exported.
+    const std::shared_ptr<dl::tensor<float>> shared(counted(t_), t_.get());
+    return capsule_of(
+        [&](auto* tag) {
+          return dl::to_dlpack<std::remove_pointer_t<decltype(tag)>>(shared, label);
+        },
+        max_version);
   }
 
  private:
+  /// The elements in row-major order, read on the host.
+  std::shared_ptr<std::vector<float>> host_copy() const {
+    const dl::tensor<float>& t = *t_;
+    auto out = std::make_shared<std::vector<float>>(t.size());
+    std::vector<std::int64_t> index(static_cast<std::size_t>(t.ndim()), 0);
+    for (float& x : *out) {
+      std::int64_t offset = 0;
+      for (int i = 0; i < t.ndim(); ++i) offset += index[i] * t.stride(i);
+      x = t.data()[offset];
+      for (int i = t.ndim() - 1; i >= 0 && ++index[i] == t.shape()[i]; --i) index[i] = 0;
+    }
+    return out;
+  }
+
+  dl::protocol_stream stream_;
   std::shared_ptr<dl::tensor<float>> t_;
 };
 
@@ -271,19 +349,21 @@ PYBIND11_MODULE(unimem_example, m) {
   m.attr("managed_device_type") = static_cast<int>(dl::managed_device_type);
   m.attr("pinned_device_type") = static_cast<int>(dl::pinned_device_type);
 
+  // unimem's refusals here are DLPack's (a label, an element type, a layout, a version, a
+  // stream): BufferError, as the DLPack Python specification asks; the runtime's failures
+  // RuntimeError.
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
-    } catch (const unimem::invalid_argument& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const unimem::argument_error& e) {
+      PyErr_SetString(PyExc_BufferError, e.what());
     } catch (const unimem::error& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
 
   py::class_<buffer, std::shared_ptr<buffer>>(m, "Buffer")
-      .def(py::init<std::size_t, const std::string&>(), py::arg("size"),
-           py::arg("kind") = "managed")
+      .def(py::init(&buffer::create), py::arg("size"), py::arg("kind") = "managed")
       .def_property_readonly("kind", &buffer::kind)
       .def_property_readonly("ptr", [](buffer& b) {
         return reinterpret_cast<std::uintptr_t>(b.view().data());
@@ -313,7 +393,39 @@ PYBIND11_MODULE(unimem_example, m) {
              (void)l.device();  // refused now, not at export
              return l;
            },
-           py::arg("label"), "The buffer under the label \"natural\", \"gpu\" or \"cpu\"")
+           py::arg("label"),
+           "The buffer under the label \"natural\", \"gpu\", \"cpu\" or \"specific\"")
+      .def_property_readonly(
+          "__array_interface__",
+          [](buffer& b) {
+            if (b.memory() == dl::memory_type::device) {
+              throw py::attribute_error("unimem_example.Buffer: device memory has no "
+                                        "__array_interface__ (the host cannot read it)");
+            }
+            if (handoff_on.load()) b.stream().synchronize();  // the host reads next
+            py::dict d;
+            d["shape"] = py::make_tuple(b.view().size());
+            d["typestr"] = "<f4";
+            d["data"] = py::make_tuple(reinterpret_cast<std::uintptr_t>(b.view().data()), false);
+            d["strides"] = py::none();
+            d["version"] = 3;
+            return d;
+          },
+          "NumPy's view of host-reachable memory (managed, pool, pinned), after the buffer's "
+          "stream is done: numpy.asarray(b) is zero-copy")
+      .def(
+          "__array__",
+          [](const py::object& self, const py::object& dtype, const py::object& copy) {
+            if (self.cast<buffer&>().memory() == dl::memory_type::device) {
+              throw py::type_error("unimem_example.Buffer: device memory cannot be a NumPy array "
+                                   "(the host cannot read it): use torch or CuPy, or copy it");
+            }
+            const py::module_ np = py::module_::import("numpy");
+            return !copy.is_none() && copy.cast<bool>()
+                       ? np.attr("array")(self, py::arg("dtype") = dtype, py::arg("copy") = true)
+                       : np.attr("asarray")(self, py::arg("dtype") = dtype);  // (the interface)
+          },
+          py::arg("dtype") = py::none(), py::kw_only(), py::arg("copy") = py::none())
       .def_property_readonly("__cuda_array_interface__", [](buffer& b) {
         py::dict d;
         d["shape"] = py::make_tuple(b.view().size());
@@ -367,7 +479,8 @@ PYBIND11_MODULE(unimem_example, m) {
       .def(py::init<const py::object&, const py::object&>(), py::arg("producer"),
            py::arg("stream") = py::none(),
            "Imports a float32 DLPack tensor (an object with __dlpack__, or a capsule); `stream`: "
-           "the stream it is used on next (None: the default)")
+           "the stream it is handed over to (None: the default), which its exports' consumers "
+           "then wait for")
       .def_property_readonly("ptr", [](const imported& i) {
         return reinterpret_cast<std::uintptr_t>(i.tensor().data());
       })
@@ -380,9 +493,14 @@ PYBIND11_MODULE(unimem_example, m) {
       .def("__dlpack_device__", [](const imported& i) {
         return py::make_tuple(static_cast<int>(i.device().device_type), i.device().device_id);
       })
+      .def_property_readonly("strides", [](const imported& i) {
+        py::list l;
+        for (int k = 0; k < i.tensor().ndim(); ++k) l.append(i.tensor().stride(k));
+        return py::tuple(l);
+      })
       .def("__dlpack__",
-           [](const imported& i, py::object, py::object max_version, py::object dl_device,
-              py::object) { return i.export_tensor(max_version, dl_device); },
+           [](const imported& i, py::object stream, py::object max_version, py::object dl_device,
+              py::object copy) { return i.export_tensor(stream, max_version, dl_device, copy); },
            py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
            py::arg("dl_device") = py::none(), py::arg("copy") = py::none());
 
@@ -391,5 +509,6 @@ PYBIND11_MODULE(unimem_example, m) {
   m.def("pool_allocations", [] { return pool().statistics().allocations; },
         "Allocations of the pool of \"pool\" buffers not yet given back");
   m.def("set_handoff", [](bool on) { handoff_on.store(on); }, py::arg("on"),
-        "Off: exports skip the stream hand-off (only to show that a test detects it)");
+        "Off: exports skip the stream hand-off and __array_interface__ its wait (only to show "
+        "that a test detects it)");
 }

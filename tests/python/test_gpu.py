@@ -1,8 +1,11 @@
-"""unimem_example with torch, CuPy and NumPy on a GPU: which consumer takes which unimem buffer
-under which label, zero-copy; writes seen on both sides; a unimem kernel over a torch tensor and
-torch over a unimem buffer; objects dropped in either order without a leak; the stream hand-off
-of __dlpack__ and of the CUDA Array Interface (and that the test fails without it). Prints the
-consumer table it measured (docs/python.md).
+"""unimem_example with torch, CuPy and NumPy on a GPU: the obvious calls (torch.from_dlpack(b),
+torch.as_tensor(b, device="cuda"), cupy.from_dlpack(b), cupy.asarray(b), np.from_dlpack(b),
+np.from_dlpack(b, device="cpu"), np.asarray(b)) over every buffer kind, and which consumer takes
+which label, zero-copy; writes seen on both sides; a unimem kernel over a torch tensor and torch
+over a unimem buffer; objects dropped in either order without a leak; the stream hand-off of
+__dlpack__ (a buffer's and an import's), of the CUDA Array Interface and the wait of
+__array_interface__ (and that each test fails without it). Prints the two tables it measured
+(docs/python.md).
 
 Run: PYTHONPATH=<build>/examples/python python tests/python/test_gpu.py (exit 77: skipped).
 Skips without a GPU; each consumer's tests skip where it is not installed."""
@@ -44,8 +47,31 @@ if cupy is not None:
         cupy = None
 MODULES = {"torch": torch, "cupy": cupy, "numpy": np}
 KINDS = ("managed", "device", "pinned", "pool")
-LABELS = ("natural", "gpu", "cpu")
+LABELS = ("natural", "gpu", "cpu", "specific")
 N = 1 << 20
+
+
+def version(mod):
+    return tuple(int(x) for x in mod.__version__.split("+")[0].split(".")[:2])
+
+
+def obvious_calls():
+    """(call, consumer, function of b) for each obvious call the installed consumers offer."""
+    calls = []
+    if torch is not None:
+        calls += [("torch.from_dlpack(b)", "torch", torch.from_dlpack),
+                  ('torch.as_tensor(b, device="cuda")', "torch",
+                   lambda b: torch.as_tensor(b, device="cuda"))]
+    if cupy is not None:
+        calls += [("cupy.from_dlpack(b)", "cupy", cupy.from_dlpack),
+                  ("cupy.asarray(b)", "cupy", cupy.asarray)]
+    if np is not None:
+        calls += [("np.from_dlpack(b)", "numpy", np.from_dlpack)]
+        if version(np) >= (2, 1):  # from_dlpack's device= (the array API 2023.12)
+            calls += [('np.from_dlpack(b, device="cpu")', "numpy",
+                       lambda b: np.from_dlpack(b, device="cpu"))]
+        calls += [("np.asarray(b)", "numpy", np.asarray)]
+    return calls
 
 
 def pointer(consumer, x):
@@ -85,18 +111,77 @@ class GpuBase(unittest.TestCase):
                 self.skipTest(name + " is not installed (or sees no GPU) for " + sys.executable)
 
 
+class ObviousCalls(GpuBase):
+    """The call a user writes first, over each buffer kind (no labelled(), no dl_device):
+    zero-copy wherever the memory allows it (issue 45). Managed and pool memory say the GPU's
+    label, so torch and CuPy take them; NumPy reads them through __array_interface__ (and
+    from_dlpack with device="cpu"); pinned memory says the CPU's; device memory is the GPU's only,
+    and np.asarray of it is a TypeError, not an array of objects."""
+
+    REFUSED = {
+        ("np.from_dlpack(b)", "managed"), ("np.from_dlpack(b)", "pool"),
+        ("np.from_dlpack(b)", "device"), ('np.from_dlpack(b, device="cpu")', "device"),
+        ("np.asarray(b)", "device"), ("cupy.from_dlpack(b)", "pinned"),
+    }
+
+    def test_obvious_calls(self):
+        calls = obvious_calls()
+        if not calls:
+            self.skipTest("none of torch, CuPy, NumPy is installed for " + sys.executable)
+        cells = {}
+        for kind in KINDS:
+            b = ux.Buffer(N, kind)
+            b.fill(1.0)
+            b.synchronize()
+            for call, consumer, f in calls:
+                try:
+                    x, err = f(b), None
+                except Exception as e:  # noqa: BLE001 (what the consumer says is the result)
+                    x, err = None, e
+                if err is not None:
+                    cells[call, kind] = "refused (%s)" % type(err).__name__
+                    self.assertIn((call, kind), self.REFUSED, "%s over %s: %r" % (call, kind, err))
+                    if call == "np.asarray(b)":
+                        self.assertIsInstance(err, TypeError)
+                    continue
+                same = pointer(consumer, x) == b.ptr
+                cells[call, kind] = "zero-copy" if same else "COPY"
+                self.assertTrue(same, "%s copied %s" % (call, kind))
+                self.assertNotIn((call, kind), self.REFUSED, "%s took %s" % (call, kind))
+                self.assertEqual(float(x[N - 1]), 1.0, "%s over %s" % (call, kind))
+                if call.startswith("torch.as_tensor"):
+                    self.assertEqual(x.device.type, "cuda")
+                del x
+            del b
+        print("\n| call | " + " | ".join(KINDS) + " |")
+        print("| --- |" + " --- |" * len(KINDS))
+        for call, _, _ in calls:
+            print("| `%s` | %s |" % (call, " | ".join(cells[call, k] for k in KINDS)))
+        print("(%s; %s)" % (ux.backend, ", ".join("%s %s" % (c, MODULES[c].__version__)
+                                                   for c in ("torch", "cupy", "numpy")
+                                                   if MODULES[c] is not None)))
+
+
 class ConsumerTable(GpuBase):
-    """Each consumer over each buffer kind and label: zero-copy where the table says so."""
+    """Each consumer's from_dlpack over each buffer kind and label: zero-copy where the table
+    says so."""
 
     # (consumer, kind, label): takes it zero-copy. Refusals expected: torch kDLCUDAManaged and
-    # kDLCUDAHost, CuPy kDLCUDAHost, NumPy kDLCUDA; device memory has no CPU label.
+    # kDLCUDAHost, CuPy kDLCPU and kDLCUDAHost, NumPy kDLCUDA; device memory has no CPU label
+    # and pinned memory no GPU one. "natural" is what __dlpack_device__ says.
     ZERO_COPY = {
-        ("torch", "managed", "gpu"), ("torch", "pool", "gpu"), ("torch", "device", "natural"),
-        ("torch", "device", "gpu"), ("torch", "managed", "cpu"), ("torch", "pinned", "cpu"),
-        ("cupy", "managed", "natural"), ("cupy", "managed", "gpu"), ("cupy", "pool", "natural"),
-        ("cupy", "pool", "gpu"), ("cupy", "device", "natural"),
-        ("numpy", "managed", "natural"), ("numpy", "managed", "cpu"), ("numpy", "pool", "cpu"),
-        ("numpy", "pinned", "natural"), ("numpy", "pinned", "cpu"),
+        ("torch", "managed", "natural"), ("torch", "managed", "gpu"), ("torch", "managed", "cpu"),
+        ("torch", "pool", "natural"), ("torch", "pool", "gpu"), ("torch", "pool", "cpu"),
+        ("torch", "device", "natural"), ("torch", "device", "gpu"),
+        ("torch", "device", "specific"), ("torch", "pinned", "natural"),
+        ("torch", "pinned", "cpu"),
+        ("cupy", "managed", "natural"), ("cupy", "managed", "gpu"),
+        ("cupy", "managed", "specific"), ("cupy", "pool", "natural"), ("cupy", "pool", "gpu"),
+        ("cupy", "pool", "specific"), ("cupy", "device", "natural"), ("cupy", "device", "gpu"),
+        ("cupy", "device", "specific"),
+        ("numpy", "managed", "cpu"), ("numpy", "managed", "specific"), ("numpy", "pool", "cpu"),
+        ("numpy", "pool", "specific"), ("numpy", "pinned", "natural"), ("numpy", "pinned", "cpu"),
+        ("numpy", "pinned", "specific"),
     }
 
     def test_table(self):
@@ -112,7 +197,7 @@ class ConsumerTable(GpuBase):
                 try:
                     obj = b.labelled(label)
                     dev = obj.__dlpack_device__()
-                except ValueError:
+                except BufferError:
                     rows.append((kind, label, "-", {c: "no such label" for c in consumers}))
                     continue
                 cells = {}
@@ -143,11 +228,16 @@ class ConsumerTable(GpuBase):
         self.need("numpy")
         b = ux.Buffer(16, "managed")
         b.fill(3.0)
-        # DLPack 1.x: the consumer names the device; managed memory offers the CPU label.
-        capsule = b.__dlpack__(max_version=(1, 0), dl_device=(ux.kDLCPU, 0))
-        del capsule
-        with self.assertRaisesRegex(ValueError, "cannot be exported as"):
+        gpu_type, gpu = b.__dlpack_device__()
+        self.assertEqual(gpu_type, ux.gpu_device_type)
+        # DLPack 1.x: the consumer names the device; managed memory offers the CPU's label and
+        # its own (kDLCUDAManaged; on ROCm kDLROCM).
+        b.__dlpack__(max_version=(1, 0), dl_device=(ux.kDLCPU, 0))
+        b.__dlpack__(max_version=(1, 0), dl_device=(ux.managed_device_type, gpu))
+        with self.assertRaisesRegex(BufferError, "cannot be exported as"):
             ux.Buffer(16, "device").__dlpack__(dl_device=(ux.kDLCPU, 0))
+        with self.assertRaisesRegex(BufferError, "stream=None only"):
+            b.__dlpack__(dl_device=(ux.kDLCPU, 0), stream=1)
         with self.assertRaises(BufferError):
             b.__dlpack__(copy=True)
         a = np.from_dlpack(b.labelled("cpu"))
@@ -160,11 +250,11 @@ class BothSides(GpuBase):
         for kind in ("managed", "pool"):
             b = ux.Buffer(N, kind)
             b.fill(2.0)
-            t = torch.from_dlpack(b.labelled("gpu"))  # waits for the fill on torch's stream
+            t = torch.from_dlpack(b)  # the GPU's label; waits for the fill on torch's stream
             self.assertEqual(t.device.type, "cuda")
             t.mul_(4.0)  # a torch operation over unimem memory
             torch.cuda.synchronize()
-            host = np.from_dlpack(b.labelled("cpu"))
+            host = np.asarray(b)  # __array_interface__
             self.assertEqual(host.ctypes.data, t.data_ptr())
             np.testing.assert_array_equal(host, 8.0)
             host[:4] = -1.0  # the host writes, the GPU reads
@@ -202,10 +292,9 @@ class Lifetimes(GpuBase):
     def test_dropped_in_either_order(self):
         self.need("torch")
         for kind in KINDS:
-            label = "cpu" if kind == "pinned" else "gpu"
             b = ux.Buffer(N, kind)
             b.fill(5.0)
-            t = torch.from_dlpack(b.labelled(label))
+            t = torch.from_dlpack(b)  # pinned memory: a CPU tensor
             self.assertEqual(ux.live_exports(), 1)
             del b  # the tensor keeps the memory
             gc.collect()
@@ -214,7 +303,7 @@ class Lifetimes(GpuBase):
             gc.collect()
             self.assertEqual(ux.live_exports(), 0, kind)
             b = ux.Buffer(N, kind)
-            t = torch.from_dlpack(b.labelled(label))
+            t = torch.from_dlpack(b)
             del t  # the buffer outlives its tensor
             gc.collect()
             self.assertEqual(ux.live_exports(), 0, kind)
@@ -245,39 +334,52 @@ class StreamHandoff(GpuBase):
         ux.set_handoff(True)
         super().tearDown()
 
-    def consume_torch(self):
-        b = ux.Buffer(N, "device")
+    def late(self, kind, read):
+        """read(b) of a buffer whose 7.0 lands late on its stream (1.0 before): the sum read."""
+        b = ux.Buffer(N, kind)
         b.fill(1.0)
         b.synchronize()
         b.fill(7.0, spin_ms=self.SPIN_MS)
-        side = torch.cuda.Stream()
-        with torch.cuda.stream(side):
-            t = torch.from_dlpack(b)  # __dlpack__(stream=side's handle)
-            total = float(t.sum().item())
+        total = read(b)
         b.synchronize()
         return total
 
-    def consume_cupy(self):
-        b = ux.Buffer(N, "device")
-        b.fill(1.0)
-        b.synchronize()
-        b.fill(7.0, spin_ms=self.SPIN_MS)
-        with cupy.cuda.Stream(non_blocking=True):
-            total = float(cupy.asarray(b).sum())  # __cuda_array_interface__ with its stream
-        b.synchronize()
-        return total
+    def waits(self, kind, read):
+        """read sees the late write with the hand-off, and not without it (the test can fail)."""
+        self.assertEqual(self.late(kind, read), 7.0 * N)
+        ux.set_handoff(False)
+        self.assertNotEqual(self.late(kind, read), 7.0 * N)
+
+    @staticmethod
+    def torch_on_a_side_stream(producer):
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            t = torch.from_dlpack(producer)  # __dlpack__(stream=side's handle)
+            return float(t.sum().item())
 
     def test_torch_waits_for_the_producer(self):
         self.need("torch")
-        self.assertEqual(self.consume_torch(), 7.0 * N)
-        ux.set_handoff(False)  # the test can fail: without the event torch reads too early
-        self.assertNotEqual(self.consume_torch(), 7.0 * N)
+        self.waits("device", self.torch_on_a_side_stream)
+
+    def test_an_import_hands_off_to_its_consumer(self):
+        self.need("torch")
+        # Imported from the buffer on its stream, then exported to torch's side stream.
+        self.waits("device",
+                   lambda b: self.torch_on_a_side_stream(ux.Imported(b, stream=b.stream)))
+
+    def test_numpy_asarray_waits_for_the_buffer(self):
+        self.need("numpy")
+        # __array_interface__ waits for the buffer's stream.
+        self.waits("managed", lambda b: float(np.asarray(b).sum()))
 
     def test_cupy_waits_for_the_interface_stream(self):
         self.need("cupy")
-        self.assertEqual(self.consume_cupy(), 7.0 * N)
-        ux.set_handoff(False)
-        self.assertNotEqual(self.consume_cupy(), 7.0 * N)
+
+        def read(b):
+            with cupy.cuda.Stream(non_blocking=True):
+                return float(cupy.asarray(b).sum())  # __cuda_array_interface__ with its stream
+
+        self.waits("device", read)
 
 
 if __name__ == "__main__":

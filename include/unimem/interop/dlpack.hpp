@@ -56,21 +56,40 @@ inline constexpr DLDeviceType pinned_device_type = UNIMEM_DETAIL_DL(kDLCUDAHost,
 /// The stream integer Python's `None` stands for in `__dlpack__(stream=None)`: 1 (ROCm: 0).
 inline constexpr std::intptr_t default_stream_value = UNIMEM_DETAIL_DL(1, 0);
 #undef UNIMEM_DETAIL_DL
+/// The most dimensions a tensor may have, imported or exported: 64, as NumPy (2.x) and CuPy.
+inline constexpr int max_ndim = 64;
+
+/// @brief Calls m's deleter once, if it has one (m may be null), and contains an exception it
+/// throws: DLPack's deleter is a C function that must not throw; one that does is caught and
+/// dropped (the tensor counts as deleted), so that a noexcept path (a destructor, a capsule's
+/// destructor) does not end in std::terminate.
+template <class Managed>
+void call_deleter(Managed* m) noexcept {
+  static_assert(std::is_same<Managed, DLManagedTensorVersioned>::value ||
+                    std::is_same<Managed, DLManagedTensor>::value,
+                "unimem::dlpack::call_deleter takes DLManagedTensorVersioned or DLManagedTensor");
+  if (m == nullptr || m->deleter == nullptr) return;
+  try {
+    m->deleter(m);
+  } catch (...) {  // the producer's bug, contained: nothing else can be done with it here
+  }
+}
 
 /// @brief What memory a view lies in, which decides its device labels.
 enum class memory_type {
   host,     ///< Pageable host memory: kDLCPU.
-  pinned,   ///< Pinned host memory: kDLCUDAHost (kDLROCMHost), or kDLCPU.
-  managed,  ///< Managed memory: kDLCUDAManaged (AMD: kDLROCM), kDLCUDA, or kDLCPU.
+  pinned,   ///< Pinned host memory: kDLCPU, or its own kDLCUDAHost (kDLROCMHost).
+  managed,  ///< Managed memory: kDLCUDA (kDLROCM), kDLCPU, or its own kDLCUDAManaged.
   device,   ///< Device memory: kDLCUDA (kDLROCM) only.
 };
-/// @brief The label a consumer asks for: the memory's own, a GPU one, or the CPU's.
+/// @brief The label a consumer asks for: the one for most consumers, the memory's specific one,
+/// a GPU one, or the CPU's.
 enum class device_request {
-  natural,  ///< The memory's own label (natural_device()).
-  gpu,      ///< A GPU label: kDLCUDA (kDLROCM), on the memory's GPU.
-  cpu,      ///< The CPU's label, kDLCPU, for memory the host can read.
+  natural,   ///< The label most consumers take (natural_device()): what `__dlpack_device__` says.
+  gpu,       ///< A GPU label: kDLCUDA (kDLROCM), on the memory's GPU.
+  cpu,       ///< The CPU's label, kDLCPU, for memory the host can read.
+  specific,  ///< The memory kind's own label (specific_device()): kDLCUDAManaged, kDLCUDAHost.
 };
-
 /// @brief A device_request, or the exact DLDevice a consumer asked for (`dl_device=(type, id)`).
 struct device_choice {
   /// @brief A request (default: the memory's own label).
@@ -109,7 +128,16 @@ class dims {
 };
 }  // namespace dlpack
 
+namespace dlpack {
+template <class T>
+class tensor;
+}  // namespace dlpack
+
 namespace detail {
+template <class T>
+struct is_dl_tensor : std::false_type {};
+template <class T>
+struct is_dl_tensor<dlpack::tensor<T>> : std::true_type {};
 /// DLDataTypeCode of T, -1 for a type DLPack cannot describe.
 template <class T, class = void>
 struct dl_code : std::integral_constant<int, -1> {};
@@ -155,34 +183,46 @@ inline refusal& append_device(refusal& r, DLDevice d) {
 [[noreturn]] UNIMEM_DETAIL_COLD inline void dl_refuse(const refusal& r) {
   throw_refused<invalid_argument>(r);
 }
-/// acc += a * b (a >= 0); false on overflow.
-inline bool dl_mul_add(std::int64_t& acc, std::int64_t a, std::int64_t b) noexcept {
-  constexpr std::int64_t hi = INT64_MAX, lo = INT64_MIN;
-  if (a != 0 && (b > hi / a || b < lo / a)) return false;
-  const std::int64_t p = a * b;
-  if ((p > 0 && acc > hi - p) || (p < 0 && acc < lo - p)) return false;
-  acc += p;
-  return true;
-}
-/// Elements, lowest and highest element offset of a layout (strides null: compact row-major);
-/// false on a negative extent or overflow.
-inline bool dl_extent(int n, const std::int64_t* shape, const std::int64_t* strides,
-                      std::int64_t& count, std::int64_t& low, std::int64_t& high) noexcept {
+/// Why a layout was refused: a negative extent, or more than PTRDIFF_MAX bytes.
+enum class dl_shape_fault { none, negative, too_large };
+/// Elements, lowest and highest element offset of a layout (strides null: compact row-major), with
+/// elements of `element_size` bytes; too_large unless the elements and the span from the lowest
+/// to the highest both fit in PTRDIFF_MAX bytes. Overflow-safe; a layout with an extent of 0 has
+/// no element and its strides are not read.
+inline dl_shape_fault dl_extent(int n, const std::int64_t* shape, const std::int64_t* strides,
+                                std::size_t element_size, std::int64_t& count, std::int64_t& low,
+                                std::int64_t& high) noexcept {
+  const auto limit = static_cast<std::int64_t>(PTRDIFF_MAX / element_size);  // elements
   count = 1, low = 0, high = 0;
-  std::int64_t compact = 1;
-  for (int i = n - 1; i >= 0; --i) {
-    const std::int64_t s = strides ? strides[i] : compact;
-    std::int64_t c = 0;
-    if (shape[i] < 0 || !dl_mul_add(c, count, shape[i])) return false;
-    count = c;
-    if (!strides) {
-      compact = 0;
-      if (!dl_mul_add(compact, shape[i], s)) return false;
-    }
-    if (shape[i] > 0 && !dl_mul_add(s < 0 ? low : high, shape[i] - 1, s)) return false;
+  bool empty = false;
+  for (int i = 0; i < n; ++i) {
+    if (shape[i] < 0) return dl_shape_fault::negative;
+    empty = empty || shape[i] == 0;
   }
-  if (count == 0) low = high = 0;
-  return true;
+  if (empty) {
+    count = 0;
+    return dl_shape_fault::none;
+  }
+  for (int i = n - 1; i >= 0; --i) {  // invariants: count <= limit, high - low + 1 <= limit
+    const std::int64_t s = strides ? strides[i] : count;
+    if (shape[i] > limit / count) return dl_shape_fault::too_large;
+    count *= shape[i];
+    const std::uint64_t step = s < 0 ? 0 - static_cast<std::uint64_t>(s)
+                                     : static_cast<std::uint64_t>(s);
+    const auto room = static_cast<std::uint64_t>(limit - 1 - (high - low));
+    if (step != 0 && static_cast<std::uint64_t>(shape[i] - 1) > room / step) {
+      return dl_shape_fault::too_large;
+    }
+    const auto reach = static_cast<std::int64_t>(static_cast<std::uint64_t>(shape[i] - 1) * step);
+    if (s < 0) low -= reach; else high += reach;
+  }
+  return dl_shape_fault::none;
+}
+/// Appends "(2, 3)".
+inline refusal& append_dims(refusal& r, const std::int64_t* v, int n) {
+  r.append("(");
+  for (int i = 0; i < n; ++i) r.append(i ? ", " : "").append(v[i]);
+  return r.append(")");
 }
 /// The memory_type of a container's declared memory kind.
 template <class C>
@@ -241,49 +281,69 @@ constexpr DLDataType dtype_of() noexcept {
                     static_cast<std::uint8_t>(8 * sizeof(U)), 1};
 }
 
-/// @brief The memory's own label: managed memory kDLCUDAManaged (AMD: kDLROCM), device memory
-/// kDLCUDA/kDLROCM, pinned kDLCUDAHost/kDLROCMHost, host memory kDLCPU; `id`: the GPU of managed
-/// and device memory (0 for the others).
+/// @brief The label most consumers take, and `__dlpack_device__`'s: the GPU's, kDLCUDA (kDLROCM)
+/// on GPU `id`, for managed and device memory (as torch labels its own managed tensors); the
+/// CPU's, kDLCPU 0, for pinned and host memory.
 constexpr DLDevice natural_device(memory_type m, int id) noexcept {
-  switch (m) {
-    case memory_type::managed: return {managed_device_type, id};
-    case memory_type::device: return {gpu_device_type, id};
-    case memory_type::pinned: return {pinned_device_type, 0};
-    case memory_type::host: break;
-  }
-  return {kDLCPU, 0};
+  return m == memory_type::managed || m == memory_type::device ? DLDevice{gpu_device_type, id}
+                                                                : DLDevice{kDLCPU, 0};
+}
+/// @brief The memory kind's own label: managed memory kDLCUDAManaged on GPU `id` (AMD has none:
+/// kDLROCM), pinned memory kDLCUDAHost (kDLROCMHost) 0; device and host memory as
+/// natural_device(). CuPy and NumPy take kDLCUDAManaged, torch refuses it and kDLCUDAHost.
+constexpr DLDevice specific_device(memory_type m, int id) noexcept {
+  return m == memory_type::managed  ? DLDevice{managed_device_type, id}
+         : m == memory_type::pinned ? DLDevice{pinned_device_type, 0}
+                                    : natural_device(m, id);
 }
 
-/// @brief The label to export memory m of GPU `id` with, for what the consumer asked: natural;
-/// gpu (managed and device memory: kDLCUDA/kDLROCM on `id`); cpu (all but device memory: kDLCPU
-/// 0); or an exact DLDevice that is one of those.
+/// @brief The memory a label says: kDLCPU host, kDLCUDAHost (kDLROCMHost) pinned,
+/// kDLCUDAManaged managed, any other (kDLCUDA, kDLROCM: which may be managed memory too) device.
+constexpr memory_type memory_type_of(DLDeviceType d) noexcept {
+  return d == kDLCPU                                             ? memory_type::host
+         : d == pinned_device_type                               ? memory_type::pinned
+         : d == managed_device_type && d != gpu_device_type      ? memory_type::managed
+                                                                 : memory_type::device;
+}
+
+/// @brief The label to export memory m of GPU `id` with, for what the consumer asked: natural
+/// (natural_device()); specific (specific_device()); gpu (managed and device memory: kDLCUDA or
+/// kDLROCM on `id`); cpu (all but device memory: kDLCPU 0); or an exact DLDevice that is one of
+/// those.
 /// @throws unimem::invalid_argument for any other label, naming the labels the memory can have.
 inline DLDevice device_for(memory_type m, int id, device_choice c) {
-  const DLDevice own = natural_device(m, id), gpu{gpu_device_type, id}, cpu{kDLCPU, 0};
-  const bool on_gpu = m == memory_type::managed || m == memory_type::device;
+  const DLDevice labels[] = {natural_device(m, id), specific_device(m, id),
+                             DLDevice{gpu_device_type, id}, DLDevice{kDLCPU, 0}};
+  const bool allowed[] = {true, true, m == memory_type::managed || m == memory_type::device,
+                          m != memory_type::device};
+  const device_request asks[] = {device_request::natural, device_request::specific,
+                                 device_request::gpu, device_request::cpu};
   const auto same = [](DLDevice a, DLDevice b) {
     return a.device_type == b.device_type && a.device_id == b.device_id;
   };
-  const device_request r = c.request;
-  if (c.exact ? same(c.device, own) : r == device_request::natural) return own;
-  if (on_gpu && (c.exact ? same(c.device, gpu) : r == device_request::gpu)) return gpu;
-  if (m != memory_type::device && (c.exact ? same(c.device, cpu) : r == device_request::cpu)) {
-    return cpu;
+  for (int i = 0; i < 4; ++i) {
+    if (allowed[i] && (c.exact ? same(c.device, labels[i]) : c.request == asks[i])) {
+      return labels[i];
+    }
   }
   static const char* const kinds[] = {"host", "pinned", "managed", "device"};
   using unimem::detail::append_device;
   unimem::detail::refusal t("unimem::dlpack: ");
   t.append(kinds[static_cast<int>(m)]).append(" memory cannot be exported as ");
   if (c.exact) append_device(t, c.device);
-  else t.append(r == device_request::gpu ? "a GPU tensor" : "a CPU tensor");
-  append_device(t.append("; its labels: "), own);
-  if (on_gpu && !same(gpu, own)) append_device(t.append(", "), gpu);
-  if (m != memory_type::device && !same(cpu, own)) append_device(t.append(", "), cpu);
+  else t.append(c.request == device_request::gpu ? "a GPU tensor" : "a CPU tensor");
+  t.append("; its labels: ");
+  for (int i = 0; i < 4; ++i) {
+    bool listed = false;
+    for (int k = 0; k < i; ++k) listed = listed || (allowed[k] && same(labels[k], labels[i]));
+    if (allowed[i] && !listed) append_device(t.append(i ? ", " : ""), labels[i]);
+  }
   unimem::detail::dl_refuse(t);
 }
 
 /// @brief The natural label of a unimem buffer (or container with a memory kind), for
-/// `__dlpack_device__`: its GPU for managed and device memory (an empty one: the current GPU).
+/// `__dlpack_device__` (natural_device()): its GPU's for managed, pool and device memory (an
+/// empty one: the current GPU), the CPU's for pinned memory.
 template <class Buffer>
 DLDevice dlpack_device(const Buffer& b, call_site where = call_site::current()) {
   constexpr memory_type m = unimem::detail::dl_memory_of<Buffer>();
@@ -305,6 +365,15 @@ Managed* dl_export(view<T> v, DLDevice device, Owner&& owner, dlpack::dims shape
   constexpr std::size_t head = (sizeof(block) + 7) / 8 * 8;
   const std::size_t n = shape.size() == 0 ? 1 : shape.size();
   refusal r("unimem::dlpack::to_dlpack: ");
+  if (std::is_same<Managed, DLManagedTensor>::value && std::is_const<T>::value) {
+    dl_refuse(r.append("read-only memory (const elements) as a legacy DLManagedTensor, which "
+                       "cannot say read-only: export a DLManagedTensorVersioned (a consumer's "
+                       "max_version 1.0 or later)"));
+  }
+  if (n > static_cast<std::size_t>(dlpack::max_ndim)) {
+    throw_refused<length_error>(r.append(n).append(" dimensions (at most ")
+                                    .append(dlpack::max_ndim).append(")"));
+  }
   if (strides.size() != 0 && strides.size() != n) {
     dl_refuse(r.append(strides.size()).append(" strides for ").append(n).append(" dimensions"));
   }
@@ -318,19 +387,17 @@ Managed* dl_export(view<T> v, DLDevice device, Owner&& owner, dlpack::dims shape
     out[i] = shape.size() == 0 ? static_cast<std::int64_t>(v.size() - offset) : shape[i];
   }
   std::int64_t count = 0, low = 0, high = 0;
-  if (!dl_extent(static_cast<int>(n), out, strides.size() ? strides.data() : nullptr, count, low,
-                 high) ||
+  if (dl_extent(static_cast<int>(n), out, strides.size() ? strides.data() : nullptr, sizeof(T),
+                count, low, high) != dl_shape_fault::none ||
       (count != 0 && (static_cast<std::int64_t>(offset) + low < 0 ||
                       static_cast<std::uint64_t>(offset) + static_cast<std::uint64_t>(high) >=
                           v.size()))) {
-    r.append("shape (");
-    for (std::size_t i = 0; i < n; ++i) r.append(i ? ", " : "").append(out[i]);
+    append_dims(r.append("shape "), out, static_cast<int>(n));
     ::operator delete(raw);
     if (strides.size() != 0) {
-      r.append(") with strides (");
-      for (std::size_t i = 0; i < n; ++i) r.append(i ? ", " : "").append(strides[i]);
+      append_dims(r.append(" with strides "), strides.data(), static_cast<int>(n));
     }
-    dl_refuse(r.append(") from element ").append(offset).append(" does not lie within the ")
+    dl_refuse(r.append(" from element ").append(offset).append(" does not lie within the ")
                   .append(v.size()).append(" elements of the memory"));
   }
   for (std::size_t i = n; i-- > 0;) {  // strides as given, else compact row-major
@@ -361,14 +428,16 @@ namespace dlpack {
 /// @brief Exports view v as a DLPack tensor that keeps `owner` alive until its
 /// deleter runs (a null owner: the memory is borrowed, and the caller keeps it alive until then).
 /// Managed: DLManagedTensorVersioned (version 1.x, DLPACK_FLAG_BITMASK_READ_ONLY for const T) or
-/// DLManagedTensor (no flags). Shape: one dimension over v.size() - offset elements by default;
-/// strides in elements (default compact row-major), always written out; `offset` elements from
+/// DLManagedTensor (no flags: refused for const T, which it would hand out as writable). Shape:
+/// one dimension over v.size() - offset elements by default; strides in elements (default compact row-major), always written out; `offset` elements from
 /// v.data() go into byte_offset. Everything lives in one heap block freed by the deleter.
 /// @code
 ///   auto* t = unimem::dlpack::to_dlpack(v, dlpack::memory_type::host, 0, keep, {}, {2, 3});
 /// @endcode
-/// @throws unimem::invalid_argument when shape, strides and offset reach outside v, or for a
-/// label the memory cannot have (device_for()); std::bad_alloc. Nothing is taken on a throw.
+/// @throws unimem::invalid_argument when shape, strides and offset reach outside v, for a label
+/// the memory cannot have (device_for()), or for const T as a DLManagedTensor;
+/// unimem::length_error for more than max_ndim dimensions; std::bad_alloc. Nothing is taken on a
+/// throw.
 template <class Managed = DLManagedTensorVersioned, class T>
 Managed* to_dlpack(view<T> v, memory_type m, int device_id, std::shared_ptr<void> owner,
                    device_choice device = {}, dims shape = {}, dims strides = {},
@@ -404,7 +473,9 @@ Managed* to_dlpack(Buffer&& buffer, device_choice device = {}, dims shape = {},
 /// @brief Exports a shared buffer: the tensor holds a reference until its deleter runs; a
 /// `std::shared_ptr<const B>` gives a read-only tensor. Otherwise as the moved-in form.
 /// @throws unimem::invalid_argument for a null pointer; as the moved-in form.
-template <class Managed = DLManagedTensorVersioned, class Buffer>
+template <class Managed = DLManagedTensorVersioned, class Buffer,
+          std::enable_if_t<!unimem::detail::is_dl_tensor<std::remove_cv_t<Buffer>>::value,
+                           int> = 0>
 Managed* to_dlpack(std::shared_ptr<Buffer> buffer, device_choice device = {}, dims shape = {},
                    dims strides = {}, std::size_t offset = 0,
                    call_site where = call_site::current()) {
@@ -417,6 +488,11 @@ Managed* to_dlpack(std::shared_ptr<Buffer> buffer, device_choice device = {}, di
   const auto v = unimem::to_view(*buffer);
   return unimem::detail::dl_export<Managed>(v, d, std::move(buffer), shape, strides, offset);
 }
+
+/// @brief True for the labels whose `__dlpack__` is given a stream integer: kDLCUDA and
+/// kDLROCM. The others are stream-less for the DLPack Python specification (kDLCPU, kDLCUDAHost,
+/// kDLCUDAManaged, kDLROCMHost: "only None is accepted"): a consumer passes `stream=None`.
+constexpr bool takes_stream(DLDeviceType d) noexcept { return d == kDLCUDA || d == kDLROCM; }
 
 /// @brief A stream named by the integer of the DLPack protocol (`__dlpack__(stream=...)`) or the
 /// CUDA Array Interface.
@@ -479,10 +555,16 @@ inline void stream_handoff(stream_ref producer, protocol_stream consumer,
 ///
 /// The constructors own the tensor from the call on: when they throw (a refused tensor), they
 /// call its deleter first, as a DLPack consumer that accepted it must. A null pointer is refused
-/// with nothing to delete. Refused: a major version other than 1 (only the deleter is touched, as
-/// the DLPack header says); another element type; a read-only tensor as non-const T; a device
-/// this build cannot reach (kDLCPU, and the labels above of this backend, are reachable); a
-/// negative dimension or strides that overflow; data + byte_offset misaligned for T.
+/// with nothing to delete. A producer is untrusted input: refused, before anything it cannot
+/// trust is read, are a major version other than 1 (only the deleter is touched, as the DLPack
+/// header says); another element type; a read-only tensor as non-const T; a label this build
+/// cannot reach (kDLCPU, and the labels above of this backend, are reachable), or a GPU label
+/// whose device id is not below device_count() (kDLCPU's and pinned memory's id is not read);
+/// ndim below 0 or above max_ndim; a null shape, a negative extent, or elements or a span from
+/// the lowest to the highest element beyond PTRDIFF_MAX bytes (length_error); a null data with
+/// elements; byte_offset beyond PTRDIFF_MAX, or data + byte_offset or any element past either
+/// end of the address space (out_of_range); a first element misaligned for T. A deleter that
+/// throws is contained (call_deleter()).
 /// @code
 ///   unimem::dlpack::tensor<const float> x(capsule_pointer);
 ///   unimem::launch(kernel, unimem::grid_for(x.size()), unimem::in(x), x.size());
@@ -514,11 +596,10 @@ class tensor {
   }
   ~tensor() { reset(); }  ///< Calls the deleter, if a tensor is held.
   /// @brief Calls the producer's deleter (once) and holds nothing.
+  /// A deleter that throws is contained (call_deleter()).
   void reset() noexcept {
-    DLManagedTensorVersioned* v = std::exchange(versioned_, nullptr);
-    DLManagedTensor* l = std::exchange(legacy_, nullptr);
-    if (v != nullptr && v->deleter != nullptr) v->deleter(v);
-    if (l != nullptr && l->deleter != nullptr) l->deleter(l);
+    call_deleter(std::exchange(versioned_, nullptr));
+    call_deleter(std::exchange(legacy_, nullptr));
     first_ = 0, extent_ = 0, size_ = 0, row_major_ = true;
   }
   /// @brief Exchanges the two tensors.
@@ -533,11 +614,13 @@ class tensor {
   const DLTensor& dl_tensor() const noexcept {
     return versioned_ ? versioned_->dl_tensor : legacy_->dl_tensor;
   }
-  /// @brief The first element: data + byte_offset (null when none held).
+  /// @brief The first element: data + byte_offset (null when none held, or when data is null,
+  /// which only a tensor without elements may have).
   T* data() const noexcept {
-    return *this ? reinterpret_cast<T*>(static_cast<char*>(dl_tensor().data) +
-                                        dl_tensor().byte_offset)
-                 : nullptr;
+    return *this && dl_tensor().data != nullptr
+               ? reinterpret_cast<T*>(static_cast<char*>(dl_tensor().data) +
+                                      dl_tensor().byte_offset)
+               : nullptr;
   }
   /// @brief The number of dimensions.
   int ndim() const noexcept { return *this ? dl_tensor().ndim : 0; }
@@ -548,11 +631,16 @@ class tensor {
   dims strides() const noexcept {
     return *this && dl_tensor().strides ? dims(dl_tensor().strides, ndim()) : dims();
   }
-  /// @brief The stride of dimension i in elements, given or compact row-major.
+  /// @brief The stride of dimension i in elements, given or compact row-major (for a tensor
+  /// without elements whose later extents multiply beyond int64: 0).
   std::int64_t stride(int i) const noexcept {
     if (dl_tensor().strides) return dl_tensor().strides[i];
     std::int64_t s = 1;
-    for (int k = ndim() - 1; k > i; --k) s *= dl_tensor().shape[k];
+    for (int k = ndim() - 1; k > i; --k) {
+      const std::int64_t e = dl_tensor().shape[k];
+      if (e != 0 && s > INT64_MAX / e) return 0;
+      s *= e;
+    }
     return s;
   }
   /// @brief The number of elements.
@@ -594,49 +682,99 @@ class tensor {
     }
   }
   void check() {
-    using unimem::detail::refusal;
-    refusal r("unimem::dlpack::tensor: ");
-    if (!*this) unimem::detail::dl_refuse(r.append("a null DLPack tensor"));
+    namespace ud = unimem::detail;
+    ud::refusal r("unimem::dlpack::tensor: ");
+    if (!*this) ud::dl_refuse(r.append("a null DLPack tensor"));
     if (versioned_ && versioned_->version.major != DLPACK_MAJOR_VERSION) {
-      unimem::detail::dl_refuse(r.append("DLPack version ").append(versioned_->version.major)
+      ud::dl_refuse(r.append("DLPack version ").append(versioned_->version.major)
           .append(".").append(versioned_->version.minor)
           .append(" (this unimem reads 1.x; the tensor was deleted)"));
     }
     if (read_only() && !std::is_const<T>::value) {
-      unimem::detail::dl_refuse(
-          r.append("the tensor is read-only: import it as a tensor of const elements"));
+      ud::dl_refuse(r.append("the tensor is read-only: import it as a tensor of const elements"));
     }
     const DLTensor& t = dl_tensor();
     const DLDataType want = dtype_of<T>();
     if (t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != want.lanes) {
-      unimem::detail::append_dtype(r.append("element type "), want)
-          .append(" expected, the tensor holds ");
-      unimem::detail::dl_refuse(unimem::detail::append_dtype(r, t.dtype));
+      ud::append_dtype(r.append("element type "), want).append(" expected, the tensor holds ");
+      ud::dl_refuse(ud::append_dtype(r, t.dtype));
     }
-    const DLDeviceType d = t.device.device_type;
-    if (d != kDLCPU && d != gpu_device_type && d != managed_device_type &&
-        d != pinned_device_type) {
-      unimem::detail::append_device(r.append("memory on "), t.device);
-      unimem::detail::dl_refuse(r.append(" is out of reach of this build (").append(
-          unimem::detail::backend::name()).append(")"));
+    check_device(r, t.device);
+    if (t.ndim < 0 || t.ndim > max_ndim) {
+      r.append(t.ndim).append(" dimensions (0 to at most ").append(max_ndim).append(")");
+      if (t.ndim < 0) ud::dl_refuse(r);
+      ud::throw_refused<length_error>(r);
     }
+    if (t.ndim > 0 && t.shape == nullptr) ud::dl_refuse(r.append("a null shape"));
     std::int64_t count = 0, low = 0, high = 0;
-    if (t.ndim < 0 || (t.ndim > 0 && t.shape == nullptr) ||
-        !unimem::detail::dl_extent(t.ndim, t.shape, t.strides, count, low, high)) {
-      unimem::detail::dl_refuse(r.append("a negative number of dimensions or extent, or strides "
-                                         "that overflow"));
+    const ud::dl_shape_fault fault =
+        ud::dl_extent(t.ndim, t.shape, t.strides, sizeof(T), count, low, high);
+    if (fault != ud::dl_shape_fault::none) {
+      ud::append_dims(r.append("shape "), t.shape, t.ndim);
+      if (t.strides) ud::append_dims(r.append(" with strides "), t.strides, t.ndim);
+      if (fault == ud::dl_shape_fault::negative) ud::dl_refuse(r.append(": a negative extent"));
+      ud::throw_refused<length_error>(ud::append_dtype(
+          r.append(" spans more than PTRDIFF_MAX bytes of "), want));
     }
-    if (count != 0 && reinterpret_cast<std::uintptr_t>(data()) % alignof(T) != 0) {
-      unimem::detail::dl_refuse(r.append("data + byte_offset (").append(t.byte_offset)
-          .append(") is not aligned for the element type"));
+    if (count != 0 && t.data == nullptr) {
+      ud::dl_refuse(r.append("data is null but the tensor has ").append(count)
+                        .append(" elements"));
     }
-    std::int64_t compact = 1;
-    for (int i = t.ndim - 1; i >= 0 && t.strides != nullptr; compact *= t.shape[i--]) {
-      if (t.shape[i] != 1 && t.strides[i] != compact) row_major_ = count == 0;
+    if (t.data != nullptr) check_addresses(r, t, low, count == 0 ? -1 : high);
+    if (count != 0) {
+      std::int64_t compact = 1;  // (no overflow: at most count)
+      for (int i = t.ndim - 1; i >= 0 && t.strides != nullptr; compact *= t.shape[i--]) {
+        if (t.shape[i] != 1 && t.strides[i] != compact) row_major_ = false;
+      }
     }
     size_ = static_cast<std::size_t>(count);
     first_ = static_cast<std::ptrdiff_t>(low);
     extent_ = count == 0 ? 0 : static_cast<std::size_t>(high - low + 1);
+  }
+  /// A label this build reaches, on a GPU this process has (the CPU's and pinned memory's id is
+  /// not read, as NumPy does not).
+  static void check_device(unimem::detail::refusal& r, DLDevice device) {
+    const DLDeviceType d = device.device_type;
+    if (d != kDLCPU && d != gpu_device_type && d != managed_device_type &&
+        d != pinned_device_type) {
+      unimem::detail::append_device(r.append("memory on "), device);
+      unimem::detail::dl_refuse(r.append(" is out of reach of this build (").append(
+          unimem::detail::backend::name()).append(")"));
+    }
+    if (d == kDLCPU || d == pinned_device_type) return;
+    const int gpus = device_count();
+    if (device.device_id < 0 || device.device_id >= gpus) {
+      unimem::detail::append_device(r.append("memory on "), device);
+      unimem::detail::dl_refuse(r.append(": this process has ").append(gpus).append(" GPU")
+                                    .append(gpus == 1 ? "" : "s"));
+    }
+  }
+  /// data + byte_offset, and the elements from `low` to `high` (high -1: none) around it, lie
+  /// within the address space (no pointer arithmetic wraps), aligned for T.
+  static void check_addresses(unimem::detail::refusal& r, const DLTensor& t, std::int64_t low,
+                              std::int64_t high) {
+    const auto data = reinterpret_cast<std::uintptr_t>(t.data);
+    const std::uint64_t offset = t.byte_offset;
+    if (offset > static_cast<std::uint64_t>(PTRDIFF_MAX) || offset > UINTPTR_MAX - data) {
+      unimem::detail::throw_refused<out_of_range>(
+          r.append("data (").append(data).append(") + byte_offset ").append(offset)
+              .append(" wraps around the address space or passes PTRDIFF_MAX"));
+    }
+    const std::uintptr_t first = data + static_cast<std::uintptr_t>(offset);
+    if (high < 0) return;  // no element
+    // |low| and high + 1 elements are at most PTRDIFF_MAX bytes (dl_extent).
+    const auto below = static_cast<std::uintptr_t>(-low) * sizeof(T);
+    const auto above = static_cast<std::uintptr_t>(high + 1) * sizeof(T);
+    if (below > first || above > UINTPTR_MAX - first) {
+      unimem::detail::throw_refused<out_of_range>(
+          r.append("the elements from ").append(low).append(" to ").append(high)
+              .append(" around data + byte_offset (").append(first)
+              .append(") wrap around the address space"));
+    }
+    if (first % alignof(T) != 0) {
+      unimem::detail::dl_refuse(r.append("data + byte_offset (byte_offset ").append(offset)
+                                    .append(") is not aligned for the element type"));
+    }
   }
 
   DLManagedTensorVersioned* versioned_ = nullptr;
@@ -646,5 +784,34 @@ class tensor {
   std::size_t size_ = 0;
   bool row_major_ = true;  // compact, row-major
 };
+
+/// @brief Exports an imported tensor again, shared: the new tensor has its shape, strides and
+/// first element (data + byte_offset) and keeps it, and so the producer's memory, alive until its
+/// deleter runs. The label is the producer's, or `device` within what that label says the memory
+/// is (memory_type_of(), device_for()). A `std::shared_ptr<const tensor<T>>` or const T gives a
+/// read-only tensor. A 0-d tensor goes out as one dimension of one element.
+/// @code
+///   auto t = std::make_shared<unimem::dlpack::tensor<float>>(capsule_pointer);
+///   DLManagedTensorVersioned* again = unimem::dlpack::to_dlpack(t);
+/// @endcode
+/// @throws unimem::invalid_argument for a null pointer or a tensor that holds none, a label the
+/// memory cannot have, a read-only tensor as a DLManagedTensor; std::bad_alloc.
+template <class Managed = DLManagedTensorVersioned, class Tensor,
+          std::enable_if_t<unimem::detail::is_dl_tensor<std::remove_cv_t<Tensor>>::value,
+                           int> = 0>
+Managed* to_dlpack(std::shared_ptr<Tensor> t, device_choice device = {}) {
+  if (!t || !*t) {
+    unimem::detail::dl_refuse(unimem::detail::refusal(
+        "unimem::dlpack::to_dlpack: a null std::shared_ptr, or a tensor that holds none"));
+  }
+  const DLDevice own = t->device();
+  const DLDevice d = device.exact || device.request != device_request::natural
+                         ? device_for(memory_type_of(own.device_type), own.device_id, device)
+                         : own;
+  const auto v = unimem::to_view(*t);  // the memory the elements cover
+  const auto offset = static_cast<std::size_t>(v.empty() ? 0 : t->data() - v.data());
+  const dims shape = t->shape(), strides = t->strides();
+  return unimem::detail::dl_export<Managed>(v, d, std::move(t), shape, strides, offset);
+}
 }  // namespace dlpack
 UNIMEM_END_NAMESPACE

@@ -16,11 +16,15 @@
 # Needs root for apt-get; without root it only reports what is missing.
 set -euo pipefail
 
+# Arguments: install only these of the packages below (test.sh installs mmdebstrap first, so
+# that the chroots are made while the rest installs).
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-for p in cmake ninja-build hipcc libamdhip64-dev libgtest-dev g++-11 nvidia-cuda-toolkit mmdebstrap \
-         doxygen libopenmpi-dev openmpi-bin make pkgconf python3-dev pybind11-dev python3-numpy \
-         clang-15 libclang-common-15-dev; do
+all=(cmake ninja-build hipcc libamdhip64-dev libgtest-dev g++-11 nvidia-cuda-toolkit mmdebstrap
+     doxygen libopenmpi-dev openmpi-bin make pkgconf python3-dev pybind11-dev python3-numpy
+     clang-15 libclang-common-15-dev)
+for p in "${@:-${all[@]}}"; do
+  [[ " ${all[*]} " == *" $p "* ]] || { echo "install-deps: $p is not one of unimem's packages" >&2; exit 2; }
   have_pkg "$p" || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] && { echo "install-deps: all toolchain packages present"; exit 0; }

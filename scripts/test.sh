@@ -51,14 +51,6 @@ if [ ${#toolchains[@]} -eq 0 ]; then
   summary_file=${UNIMEM_TEST_SUMMARY:-$unimem_root/docs/generated/test-summary.md}
 fi
 
-install_state="skipped (UNIMEM_SKIP_INSTALL=1)"
-if [ "${UNIMEM_SKIP_INSTALL:-0}" != 1 ]; then
-  bash "$unimem_root/scripts/install-deps.sh" 2>&1 | tee "$chroot_logs/install.log"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || exit 1
-  install_state="$(grep -q 'all toolchain packages present' "$chroot_logs/install.log" &&
-    echo "every package present" || echo "missing packages installed") in $SECONDS s"
-fi
-
 # The chroots the toolchains need are made in the background, one at a time in the order they
 # are needed, while this machine's toolchains build: making one is downloading and unpacking
 # packages, with one core mostly idle if it ran alone. It takes its share of the CPU (in a
@@ -217,8 +209,22 @@ write_summary() {
   echo "test.sh: summary written to $summary_file"
 }
 
+# Installing what is missing (as root): first mmdebstrap, so that the chroots are made in the
+# background while the rest installs (on a fresh machine both take minutes, and neither needs
+# the other), then the rest.
+install_state="skipped (UNIMEM_SKIP_INSTALL=1)"
+if [ "${UNIMEM_SKIP_INSTALL:-0}" != 1 ]; then
+  bash "$unimem_root/scripts/install-deps.sh" mmdebstrap 2>&1 | tee "$chroot_logs/install.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || exit 1
+fi
 cmdline="$*"
 start_chroots
+if [ "${UNIMEM_SKIP_INSTALL:-0}" != 1 ]; then
+  bash "$unimem_root/scripts/install-deps.sh" 2>&1 | tee -a "$chroot_logs/install.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || exit 1
+  install_state="$(grep -q 'install-deps: installed' "$chroot_logs/install.log" &&
+    echo "missing packages installed" || echo "every package present") in $SECONDS s"
+fi
 failed=()
 rows=()
 declare -A chroot_state=()

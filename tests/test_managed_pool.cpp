@@ -130,6 +130,159 @@ TEST(NoGpu, ManagedPoolThrowsNoGpuFound) {
   EXPECT_THROW((void)managed_pool(caching), unimem::error);
 }
 
+// ---- the caching allocator's free list (bookkeeping only: no GPU) ----
+
+namespace ud = unimem::detail;
+
+static_assert(noexcept(std::declval<ud::free_list&>().push(std::declval<ud::block_node>())) &&
+                  noexcept(std::declval<ud::free_list&>().take(0, nullptr, false, nullptr)),
+              "the free list's steps under the pool's lock cannot fail");
+
+ud::backend::stream_handle stream_no(std::uintptr_t i) {
+  return reinterpret_cast<ud::backend::stream_handle>(i * 16);
+}
+ud::backend::event_handle event_no(std::uintptr_t i) {
+  return reinterpret_cast<ud::backend::event_handle>(i * 16);
+}
+/// A freed block `name` (its address, and its event's) of class `size`, freed on stream_no(s).
+ud::block_node freed(std::uintptr_t name, std::size_t size, std::uintptr_t s, bool done) {
+  ud::pool_block b;
+  b.p = reinterpret_cast<void*>(name * 4096);
+  b.size_class = size;
+  b.event = event_no(name);
+  b.stream = stream_no(s);
+  b.done = done;
+  return ud::make_node<ud::live_blocks>(ud::address_key(b.p), b);
+}
+/// The name freed() gave the block in n (0 for none).
+std::uintptr_t name_of(const ud::block_node& n) {
+  return n.empty() ? 0 : reinterpret_cast<std::uintptr_t>(n.mapped().p) / 4096;
+}
+
+TEST(PoolFreeList, TheDeviceTakesTheLastFreedOnItsStreamElseTheOldestCompleted) {
+  ud::free_list l;
+  l.push(freed(1, 1024, 1, true));
+  l.push(freed(2, 1024, 2, false));
+  l.push(freed(3, 1024, 1, false));
+  l.push(freed(4, 1024, 2, true));
+  l.push(freed(5, 2048, 3, true));
+  EXPECT_EQ(l.size(), 5u);
+  EXPECT_EQ(l.bytes(), 4 * 1024u + 2048u);
+  EXPECT_EQ(name_of(l.take(1024, stream_no(1), false, nullptr)), 3u) << "pending, but on s";
+  EXPECT_EQ(name_of(l.take(1024, stream_no(2), false, nullptr)), 4u);
+  EXPECT_EQ(name_of(l.take(1024, stream_no(3), false, nullptr)), 1u) << "the oldest completed";
+  EXPECT_TRUE(l.take(1024, stream_no(3), false, nullptr).empty()) << "2 is pending on another";
+  EXPECT_TRUE(l.take(4096, stream_no(3), false, nullptr).empty()) << "no block of that class";
+  EXPECT_EQ(name_of(l.take(2048, stream_no(9), false, nullptr)), 5u);
+  EXPECT_EQ(l.size(), 1u);
+  EXPECT_EQ(l.bytes(), 1024u);
+}
+
+TEST(PoolFreeList, TheHostTakesTheOldestCompletedElseTheLastFreedOnItsStream) {
+  ud::free_list l;
+  l.push(freed(1, 1024, 1, false));
+  l.push(freed(2, 1024, 1, true));
+  l.push(freed(3, 1024, 1, false));
+  EXPECT_EQ(name_of(l.take(1024, stream_no(1), true, nullptr)), 2u);
+  EXPECT_EQ(name_of(l.take(1024, stream_no(1), true, nullptr)), 3u) << "the last freed on s";
+  EXPECT_TRUE(l.take(1024, stream_no(2), true, nullptr).empty());
+  EXPECT_EQ(name_of(l.take(1024, stream_no(1), true, nullptr)), 1u);
+}
+
+// Frees of unknown outcome before the oldest known completed one are asked about first (at most
+// eight, oldest first), outside the pool's lock; the answers are noted and the choice made again.
+TEST(PoolFreeList, FreesOfUnknownOutcomeBeforeTheOldestCompletedAreAskedAboutFirst) {
+  for (const bool for_host : {false, true}) {
+    ud::free_list l;
+    for (std::uintptr_t i = 1; i <= 10; ++i) l.push(freed(i, 512, i, false));
+    l.push(freed(11, 512, 11, true));
+    ud::free_list::questions q;
+    EXPECT_TRUE(l.take(512, stream_no(20), for_host, &q).empty()) << "asks first";
+    ASSERT_EQ(q.count, ud::free_list::max_questions);
+    for (std::size_t i = 0; i < q.count; ++i) {
+      EXPECT_EQ(q.free[i].event, event_no(i + 1)) << "oldest first";
+      EXPECT_EQ(q.free[i].size_class, 512u);
+    }
+    EXPECT_EQ(l.unknown(nullptr, 0), 10u);
+    q.free[5].completed = true;  // the sixth: the oldest the runtime says has completed
+    l.note(q.free, q.count);
+    EXPECT_EQ(l.unknown(nullptr, 0), 9u);
+    EXPECT_EQ(name_of(l.take(512, stream_no(20), for_host, nullptr)), 6u);
+    // Nothing more learnt: the oldest known to have completed, past the eight asked about.
+    EXPECT_EQ(name_of(l.take(512, stream_no(20), for_host, nullptr)), 11u);
+    // A known completed free first: nothing to ask.
+    l.push(freed(12, 256, 1, true));
+    l.push(freed(13, 256, 1, false));
+    ud::free_list::questions none;
+    EXPECT_EQ(name_of(l.take(256, stream_no(20), for_host, &none)), 12u);
+    EXPECT_EQ(none.count, 0u);
+  }
+}
+
+// An answer is noted only where the block is still listed under the free it was asked about:
+// taken and freed again meanwhile (its event recorded anew), it stays of unknown outcome.
+TEST(PoolFreeList, AnAnswerAboutAnEarlierFreeOfTheBlockIsIgnored) {
+  ud::free_list l;
+  l.push(freed(1, 1024, 1, false));
+  ud::free_list::questions q;
+  EXPECT_TRUE(l.take(1024, stream_no(2), false, &q).empty());
+  ASSERT_EQ(q.count, 1u);
+  ud::block_node n = l.take(1024, stream_no(1), false, nullptr);  // another thread, meanwhile
+  ASSERT_EQ(name_of(n), 1u);
+  l.push(std::move(n));  // freed again
+  q.free[0].completed = true;  // the answer about the first free
+  l.note(q.free, q.count);
+  EXPECT_TRUE(l.take(1024, stream_no(2), false, nullptr).empty()) << "the new free is unknown";
+  ud::free_list::questions again;
+  EXPECT_TRUE(l.take(1024, stream_no(2), false, &again).empty());
+  ASSERT_EQ(again.count, 1u);
+  EXPECT_NE(again.free[0].free_id, q.free[0].free_id);
+  again.free[0].completed = true;
+  l.note(again.free, again.count);
+  EXPECT_EQ(name_of(l.take(1024, stream_no(2), false, nullptr)), 1u);
+}
+
+TEST(PoolFreeList, MoveToTakesTheOldestOfEachClassSmallerClassesFirstUntilEnough) {
+  ud::free_list l, out;
+  l.push(freed(1, 4096, 1, true));
+  l.push(freed(2, 1024, 1, false));
+  l.push(freed(3, 1024, 1, true));
+  l.push(freed(4, 4096, 1, true));
+  l.move_to(out, 1500, true);  // completed only: 3 (1024), then 1 (4096)
+  EXPECT_EQ(out.bytes(), 1024u + 4096u);
+  std::vector<std::uintptr_t> order;
+  out.for_each([&order](ud::pool_block& b) { order.push_back(reinterpret_cast<std::uintptr_t>(b.p) / 4096); });
+  EXPECT_EQ(order, (std::vector<std::uintptr_t>{3, 1}));
+  EXPECT_EQ(l.bytes(), 1024u + 4096u);
+  l.move_to(out, 1, false);  // any: 2, pending
+  EXPECT_EQ(name_of(out.take(1024, stream_no(1), false, nullptr)), 2u);
+  EXPECT_EQ(l.unknown(nullptr, 0), 0u);
+  EXPECT_EQ(l.size(), 1u);
+  l.move_to(out, std::size_t{1} << 40, false);
+  EXPECT_EQ(l.size(), 0u);
+  EXPECT_EQ(l.bytes(), 0u);
+  EXPECT_EQ(out.size(), 3u);
+}
+
+// A block's record is one map node for its whole life: listed, taken and listed again, it is
+// moved, never copied or made anew (so nothing under the pool's lock allocates).
+TEST(PoolFreeList, ABlocksRecordMovesBetweenTheMapsAsOneNode) {
+  ud::free_list l;
+  ud::block_node n = freed(1, 1024, 1, true);
+  const ud::pool_block* record = &n.mapped();
+  l.push(std::move(n));
+  ud::live_blocks live;
+  ud::block_node taken = l.take(1024, stream_no(1), false, nullptr);
+  EXPECT_EQ(&taken.mapped(), record);
+  taken.key() = ud::address_key(taken.mapped().p);
+  live.insert(std::move(taken));
+  ud::block_node back = live.extract(live.begin());
+  EXPECT_EQ(&back.mapped(), record);
+  l.push(std::move(back));
+  EXPECT_EQ(&l.take_first().mapped(), record);
+  EXPECT_TRUE(l.take_first().empty());
+}
+
 // ---- with a GPU: every case for every implementation ----
 
 /// The options of each implementation this machine has: the runtime's pool first where the

@@ -15,7 +15,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <limits>
+#include <memory>
+#include <memory_resource>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -281,6 +286,164 @@ TEST(PoolFreeList, ABlocksRecordMovesBetweenTheMapsAsOneNode) {
   l.push(std::move(back));
   EXPECT_EQ(&l.take_first().mapped(), record);
   EXPECT_TRUE(l.take_first().empty());
+}
+
+// ---- ownership: pools and buffers share the pool's state (std::shared_ptr); no GPU ----
+
+/// A pool_core over host memory that counts what reaches it.
+class host_core final : public ud::pool_core {
+ public:
+  struct counts {
+    int closes = 0, deallocations = 0, destroyed = 0;
+  };
+  explicit host_core(counts& c) noexcept
+      : pool_core(0, std::numeric_limits<std::size_t>::max(), unimem::native_status{}), c_(c) {}
+  ~host_core() override { ++c_.destroyed; }
+  void deallocate(void* p, ud::backend::stream_handle, std::uint64_t) noexcept override {
+    ud::block_node n;
+    {
+      ud::spin_guard lock(lock_);
+      n = untrack(p);
+    }
+    if (n.empty()) return;
+    ++c_.deallocations;
+    std::free(p);
+  }
+  void trim_to(std::size_t, unimem::call_site) override {}
+  void close() noexcept override { ++c_.closes; }
+
+ private:
+  ud::pool_block take(std::size_t bytes, ud::backend::stream_handle, bool,
+                      unimem::call_site) override {
+    ud::block_node n = ud::make_node<ud::live_blocks>(ud::block_key{0}, ud::pool_block{});
+    n.mapped().p = std::malloc(bytes);
+    if (n.mapped().p == nullptr) throw std::bad_alloc();
+    ud::spin_guard lock(lock_);
+    return track(std::move(n), bytes);
+  }
+  void untake(const ud::pool_block&, ud::backend::stream_handle) noexcept override {}
+  std::size_t bytes_held(unimem::call_site) override { return 0; }
+
+  counts& c_;
+};
+
+/// A managed_pool over a host_core.
+struct host_pool : managed_pool {
+  explicit host_pool(std::shared_ptr<ud::pool_core> core) : managed_pool(std::move(core)) {}
+};
+
+// The pool and three buffers from it (one empty) go in each of the 24 orders: the pool's state
+// lives until the last of them, the pool's end closes it once, each buffer's memory goes back.
+TEST(ManagedPoolOwnership, ThePoolAndItsBuffersGoInAnyOrder) {
+  int order[] = {0, 1, 2, 3};  // 0: the pool, 1-3: buffers of 100, 7 and 0 ints
+  int orders = 0;
+  do {
+    host_core::counts c;
+    auto core = std::make_shared<host_core>(c);
+    const std::weak_ptr<ud::pool_core> state = core;
+    std::optional<host_pool> pool(std::in_place, std::move(core));
+    std::optional<pool_buffer<int>> bufs[3];
+    bufs[0].emplace(100, *pool);
+    bufs[1].emplace(7, *pool);
+    bufs[2].emplace(0, *pool);
+    for (int i = 0; i < 100; ++i) (*bufs[0])[static_cast<std::size_t>(i)] = i;
+    EXPECT_EQ(pool->statistics().allocations, 2u);
+    int left = 4;
+    for (const int who : order) {
+      if (who == 0) {
+        pool.reset();
+        EXPECT_EQ(c.closes, 1);
+      } else {
+        bufs[who - 1].reset();
+      }
+      EXPECT_EQ(state.expired(), --left == 0) << "the state outlives none and nothing";
+    }
+    EXPECT_EQ(c.closes, 1);
+    EXPECT_EQ(c.deallocations, 2);
+    EXPECT_EQ(c.destroyed, 1);
+    ++orders;
+  } while (std::next_permutation(std::begin(order), std::end(order)));
+  EXPECT_EQ(orders, 24);
+}
+
+// Moves and swaps hand the state on; a moved-from pool closes nothing and refuses to allocate.
+TEST(ManagedPoolOwnership, MovesAndSwapsHandTheStateOn) {
+  host_core::counts c1, c2;
+  auto first = std::make_shared<host_core>(c1);
+  const std::weak_ptr<ud::pool_core> state1 = first;
+  host_pool a(std::move(first));
+  host_pool b(std::make_shared<host_core>(c2));
+  pool_buffer<int> x(10, a);
+  {
+    managed_pool moved(std::move(a));
+    EXPECT_FALSE(static_cast<bool>(a));
+    EXPECT_THROW((void)a.allocate(64), unimem::invalid_argument);
+    EXPECT_THROW((void)pool_buffer<int>(10, a), unimem::invalid_argument);
+    a.deallocate(x.data(), 40);  // a moved-from pool ignores it
+    EXPECT_EQ(c1.deallocations, 0);
+    moved.swap(b);  // moved: c2's state; b: c1's
+    EXPECT_EQ(c1.closes + c2.closes, 0);
+  }
+  EXPECT_EQ(c2.closes, 1);
+  EXPECT_EQ(c2.destroyed, 1) << "no buffer of its own";
+  pool_buffer<int> y(std::move(x));
+  EXPECT_TRUE(x.empty());
+  b = host_pool(std::make_shared<host_core>(c2));  // c1's pool closes; y keeps its state
+  EXPECT_EQ(c1.closes, 1);
+  EXPECT_FALSE(state1.expired());
+  pool_buffer<int> z;
+  swap(y, z);
+  y = pool_buffer<int>();
+  EXPECT_FALSE(state1.expired());
+  z = pool_buffer<int>(3, b);  // gives c1's memory back, the last owner of its state
+  EXPECT_EQ(c1.deallocations, 1);
+  EXPECT_TRUE(state1.expired());
+  EXPECT_EQ(c1.destroyed, 1);
+}
+
+TEST(ManagedPoolOwnership, StatisticsCountTheLiveAllocations) {
+  host_core::counts c;
+  host_pool pool(std::make_shared<host_core>(c));
+  EXPECT_EQ(pool.allocate(0), nullptr);
+  void* a = pool.allocate(1000);
+  void* b = pool.allocate_for_host(24);
+  unimem::pool_statistics st = pool.statistics();
+  EXPECT_EQ(st.bytes_in_use, 1024u);
+  EXPECT_EQ(st.peak_bytes_in_use, 1024u);
+  EXPECT_EQ(st.allocations, 2u);
+  int unknown = 0;
+  pool.deallocate(&unknown, sizeof unknown);  // not the pool's: ignored
+  pool.deallocate(a, 1000);
+  pool.deallocate(a, 1000);  // no longer live: ignored
+  st = pool.statistics();
+  EXPECT_EQ(st.bytes_in_use, 24u);
+  EXPECT_EQ(st.peak_bytes_in_use, 1024u);
+  EXPECT_EQ(st.allocations, 1u);
+  pool.reset_peak();
+  EXPECT_EQ(pool.statistics().peak_bytes_in_use, 24u);
+  pool.deallocate(b, 24);
+  EXPECT_EQ(c.deallocations, 2);
+  EXPECT_EQ(pool.statistics().allocations, 0u);
+}
+
+TEST(ManagedPoolOwnership, ThePmrResourceGivesEveryAllocationBack) {
+  host_core::counts c;
+  host_pool pool(std::make_shared<host_core>(c));
+  {
+    unimem::managed_pool_resource resource(pool);
+    std::pmr::vector<int> v(&resource);
+    for (int i = 0; i < 1000; ++i) v.push_back(i);
+    EXPECT_EQ(v[999], 999);
+    void* aligned = resource.allocate(10000, 4096);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(aligned) % 4096, 0u);
+    static_cast<char*>(aligned)[9999] = 1;
+    EXPECT_EQ(pool.statistics().allocations, 2u);
+    int unknown = 0;
+    resource.deallocate(&unknown, sizeof unknown, 4096);  // not the resource's: ignored
+    resource.deallocate(aligned, 10000, 4096);
+  }
+  EXPECT_EQ(pool.statistics().allocations, 0u);
+  EXPECT_EQ(pool.statistics().bytes_in_use, 0u);
 }
 
 // ---- with a GPU: every case for every implementation ----

@@ -1,6 +1,6 @@
 /// @file
-/// @brief managed_pool and pool_buffer. Not in the umbrella header (it needs `<map>` and
-/// `<vector>`); the std::pmr resource is in `<unimem/managed_pool_resource.hpp>`.
+/// @brief managed_pool and pool_buffer. Not in the umbrella header (it needs `<map>`, `<memory>`
+/// and `<vector>`); the std::pmr resource is in `<unimem/managed_pool_resource.hpp>`.
 #pragma once
 
 #include "config.hpp"
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -211,8 +212,8 @@ class free_list {
 };
 
 /// Stream-ordered allocation over a policy that supplies the memory (caching_pool, runtime_pool):
-/// live allocations, statistics, threshold, reuse ordered after the last free. Owned by its
-/// managed_pool and each pool_buffer (which may outlive the pool): the last owner deletes it.
+/// live allocations, statistics, threshold, reuse ordered after the last free. Shared (through
+/// std::shared_ptr) by its managed_pool and each pool_buffer, which may outlive the pool.
 ///
 /// One lock, detail::spin_guard (unimem's one lock: no <mutex>), guards the bookkeeping of the core
 /// and its policy, and nothing under it allocates, frees or calls the runtime: records are map
@@ -225,15 +226,6 @@ class pool_core {
   pool_core(const pool_core&) = delete;
   pool_core& operator=(const pool_core&) = delete;
   virtual ~pool_core() = default;
-  /// One owner more (c may be nullptr); returns c.
-  static pool_core* retain(pool_core* c) noexcept {
-    if (c != nullptr) (void)c->owners_.fetch_add(1);
-    return c;
-  }
-  /// One owner fewer: the last one deletes the core.
-  static void release(pool_core* c) noexcept {
-    if (c != nullptr && c->owners_.fetch_add(-1) == 1) delete c;
-  }
 
   bool runtime() const noexcept { return status_ == backend::success; }
   int device_id() const noexcept { return device_id_; }
@@ -318,7 +310,6 @@ class pool_core {
  private:
   const int device_id_;
   const native_status status_;  // success for the runtime's pool, else why it does not serve
-  atomic_cell<long> owners_{1};
   live_blocks live_;            // by address
   std::size_t in_use_ = 0, peak_ = 0;
 };
@@ -586,8 +577,8 @@ class caching_pool final : public pool_core {
 class runtime_pool final : public pool_core {
  public:
   /// The runtime's pool on d, or nullptr with `status` where the runtime refuses one.
-  static pool_core* make(const device& d, std::size_t threshold, call_site where,
-                         native_status& status) {
+  static std::shared_ptr<pool_core> make(const device& d, std::size_t threshold, call_site where,
+                                         native_status& status) {
     backend::mem_pool_handle pool = nullptr;
     backend::result r{backend::success, ""};
     {
@@ -607,7 +598,7 @@ class runtime_pool final : public pool_core {
       if (r.code != backend::success) {
         throw_error(r, where, "managed_pool: setting the release threshold");
       }
-      return new runtime_pool(d, threshold, pool);
+      return std::shared_ptr<pool_core>(new runtime_pool(d, threshold, pool));
     } catch (...) {
       (void)backend::managed_pool_destroy(pool);
       throw;
@@ -716,16 +707,16 @@ class managed_pool {
   /// @brief A pool on the current device.
   /// @throws unimem::error when there is no GPU ("no GPU was found") or the runtime fails.
   explicit managed_pool(const managed_pool_options& o, call_site where = call_site::current())
-      : core_(make(device::current(where), o, where)) {}
+      : managed_pool(make(device::current(where), o, where)) {}
   /// @brief A pool on device d (its streams are d's). @throws unimem::error when the runtime fails.
   explicit managed_pool(const device& d, const managed_pool_options& o = managed_pool_options(),
                         call_site where = call_site::current())
-      : core_(make(d, o, where)) {}
+      : managed_pool(make(d, o, where)) {}
 
   managed_pool(const managed_pool&) = delete;             ///< Not copyable: owns its memory.
   managed_pool& operator=(const managed_pool&) = delete;  ///< Not copyable: owns its memory.
   /// @brief Takes the other pool; the other is left empty (moved-from).
-  managed_pool(managed_pool&& other) noexcept : core_(std::exchange(other.core_, nullptr)) {}
+  managed_pool(managed_pool&& other) noexcept = default;
   /// @brief Releases this pool (as the destructor does) and takes the other.
   managed_pool& operator=(managed_pool&& other) noexcept {
     managed_pool(std::move(other)).swap(*this);
@@ -735,7 +726,6 @@ class managed_pool {
   /// (a pool_buffer may outlive its pool) stay valid and are returned when deallocated.
   ~managed_pool() {
     if (core_ != nullptr) core_->close();
-    detail::pool_core::release(core_);
   }
   /// @brief Exchanges the two pools.
   void swap(managed_pool& other) noexcept { std::swap(core_, other.core_); }
@@ -803,22 +793,27 @@ class managed_pool {
   /// @brief False for a moved-from pool.
   [[nodiscard]] explicit operator bool() const noexcept { return core_ != nullptr; }
 
+ protected:
+  /// @brief A pool over `core`, the stream-ordered allocator behind it (the constructors above
+  /// choose one; a test gives its own), shared with the buffers from the pool.
+  explicit managed_pool(std::shared_ptr<detail::pool_core> core) noexcept
+      : core_(std::move(core)) {}
+
  private:
   template <class T>
   friend class pool_buffer;
 
-  static detail::pool_core* make(const device& d, const managed_pool_options& o,
-                                 call_site where) {
+  static std::shared_ptr<detail::pool_core> make(const device& d, const managed_pool_options& o,
+                                                 call_site where) {
     detail::require_device(d.device_id(), "unimem::managed_pool", where);  // "no GPU was found"
     native_status why = detail::backend::error_not_supported;  // not tried
 #if UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL
     if (o.use_runtime_pool) {
-      if (detail::pool_core* c = detail::runtime_pool::make(d, o.release_threshold, where, why)) {
-        return c;
-      }
+      auto c = detail::runtime_pool::make(d, o.release_threshold, where, why);
+      if (c != nullptr) return c;
     }
 #endif
-    return new detail::caching_pool(d, o.release_threshold, why);
+    return std::make_shared<detail::caching_pool>(d, o.release_threshold, why);
   }
   detail::pool_core& checked(const char* what) const {
     if (core_ == nullptr) {
@@ -837,7 +832,7 @@ class managed_pool {
     return bytes == 0 ? nullptr : c.allocate(bytes, s.get(), for_host, where);
   }
 
-  detail::pool_core* core_ = nullptr;  // one of its owners
+  std::shared_ptr<detail::pool_core> core_;  // shared with the buffers from it
 };
 
 /// @brief An array of T from a managed_pool, allocated and given back in the order of a stream,
@@ -875,7 +870,7 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
   /// @brief Takes the other's memory, stream and placement record; the other is left empty.
   pool_buffer(pool_buffer&& other) noexcept
       : base(std::move(static_cast<base&>(other))),
-        core_(std::exchange(other.core_, nullptr)),
+        core_(std::move(other.core_)),
         stream_(other.stream_),
         record_(std::move(other.record_)) {}
   /// @brief Gives this buffer's memory back (as the destructor does) and takes the other's.
@@ -888,7 +883,6 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
     if (this->data() != nullptr && core_ != nullptr) {
       core_->deallocate(this->data(), stream_.get(), record_.stamp());
     }
-    detail::pool_core::release(core_);
   }
   /// @brief The stream the memory is given back on.
   [[nodiscard]] stream_ref stream() const noexcept { return stream_; }
@@ -915,7 +909,7 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
             [&pool, s, &kept](std::size_t bytes, const char*, call_site w) {
               return pool.checked("allocate").allocate(bytes, s.get(), false, w, &kept.value);
             })),
-        core_(detail::pool_core::retain(pool.core_)),
+        core_(pool.core_),
         stream_(s) {
     record_.set(kept.value);
   }
@@ -924,7 +918,7 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
     return &b.record_;
   }
 
-  detail::pool_core* core_ = nullptr;  // one of the pool's owners
+  std::shared_ptr<detail::pool_core> core_;  // shared with the pool and its other buffers
   stream_ref stream_;
   mutable detail::placement_record record_;
 };

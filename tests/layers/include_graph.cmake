@@ -34,7 +34,7 @@ set(_light cstddef cstdint cstring cstdio cstdlib exception new type_traits util
 set(_allowed_allocator.hpp vector)                              # managed_vector
 set(_allowed_memory_resource.hpp memory_resource mutex unordered_map)  # the pmr resources
 # managed_pool (issue 28): its bookkeeping, and the pmr resource over it; not in the umbrella
-set(_allowed_managed_pool.hpp map vector)
+set(_allowed_managed_pool.hpp map memory vector)
 set(_allowed_managed_pool_resource.hpp memory_resource unordered_map)
 set(_allowed_detail/atomic.hpp atomic)     # only for compilers without the __atomic builtins
 set(_allowed_detail/backend/fault.hpp atomic)  # only in unimem's fault-injection test build

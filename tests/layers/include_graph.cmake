@@ -35,7 +35,7 @@ set(_allowed_allocator.hpp vector)                              # managed_vector
 set(_allowed_memory_resource.hpp memory_resource mutex unordered_map)  # the pmr resources
 # managed_pool (issue 28): its bookkeeping, and the pmr resource over it; not in the umbrella
 set(_allowed_managed_pool.hpp map memory vector)
-set(_allowed_managed_pool_resource.hpp memory_resource unordered_map)
+set(_allowed_managed_pool_resource.hpp map memory_resource)
 set(_allowed_detail/atomic.hpp atomic)     # only for compilers without the __atomic builtins
 set(_allowed_detail/backend/fault.hpp atomic)  # only in unimem's fault-injection test build
 # Standard types at the edges (issue 25): report() and the versions are std::string,

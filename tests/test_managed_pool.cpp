@@ -142,6 +142,7 @@ namespace ud = unimem::detail;
 static_assert(noexcept(std::declval<ud::free_list&>().push(std::declval<ud::block_node>())) &&
                   noexcept(std::declval<ud::free_list&>().take(0, nullptr, false, nullptr)),
               "the free list's steps under the pool's lock cannot fail");
+static_assert(!std::is_copy_constructible<ud::free_list>::value, "a block is listed once");
 
 ud::backend::stream_handle stream_no(std::uintptr_t i) {
   return reinterpret_cast<ud::backend::stream_handle>(i * 16);
@@ -245,6 +246,26 @@ TEST(PoolFreeList, AnAnswerAboutAnEarlierFreeOfTheBlockIsIgnored) {
   again.free[0].completed = true;
   l.note(again.free, again.count);
   EXPECT_EQ(name_of(l.take(1024, stream_no(2), false, nullptr)), 1u);
+}
+
+// Every block moved out (the pool giving all back while another thread asks about a free):
+// the frees listed after are numbered on, so the answer about the earlier one does not apply.
+TEST(PoolFreeList, AnAnswerAboutAFreeMovedOutIsNotTakenForALaterOne) {
+  ud::free_list l, gone;
+  l.push(freed(1, 1024, 1, false));
+  ud::free_list::questions q;
+  EXPECT_TRUE(l.take(1024, stream_no(2), false, &q).empty());
+  ASSERT_EQ(q.count, 1u);
+  l.move_all_to(gone);
+  EXPECT_EQ(l.size(), 0u);
+  EXPECT_EQ(l.bytes(), 0u);
+  EXPECT_EQ(gone.bytes(), 1024u);
+  l.push(freed(2, 1024, 1, false));
+  q.free[0].completed = true;
+  l.note(q.free, q.count);
+  EXPECT_EQ(l.unknown(nullptr, 0), 1u) << "block 2's free is still of unknown outcome";
+  EXPECT_TRUE(l.take(1024, stream_no(2), false, nullptr).empty());
+  EXPECT_EQ(name_of(gone.take_first()), 1u);
 }
 
 TEST(PoolFreeList, MoveToTakesTheOldestOfEachClassSmallerClassesFirstUntilEnough) {

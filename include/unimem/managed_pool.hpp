@@ -114,13 +114,12 @@ class free_list {
     std::size_t count = 0;
   };
 
+  free_list() = default;
+  free_list(const free_list&) = delete;  // a block's record is listed once
+  free_list& operator=(const free_list&) = delete;
+
   std::size_t bytes() const noexcept { return bytes_; }  ///< Of the blocks listed.
   std::size_t size() const noexcept { return blocks_.size(); }
-  void swap(free_list& other) noexcept {
-    blocks_.swap(other.blocks_);
-    std::swap(bytes_, other.bytes_);
-    std::swap(frees_, other.frees_);
-  }
 
   /// Lists a freed block as the newest of its class, numbering its free.
   void push(block_node&& n) noexcept {
@@ -180,6 +179,12 @@ class free_list {
       const auto at = it++;
       if (at->second.done || !completed_only) out.push(take(at));
     }
+  }
+  /// Moves every block to `out`. The numbers of this list's frees go on rising: an answer about
+  /// a free listed before is never taken for one listed after.
+  void move_all_to(free_list& out) noexcept {
+    out.bytes_ += std::exchange(bytes_, 0);
+    out.blocks_.merge(blocks_);
   }
   /// The first block's node (empty when none is listed).
   block_node take_first() noexcept {
@@ -556,7 +561,7 @@ class caching_pool final : public pool_core {
     {
       spin_guard lock(lock_);
       closed_ = closed_ || closing;
-      gone.swap(free_);
+      free_.move_all_to(gone);
       held_ -= gone.bytes();
     }
     const bool any = gone.size() != 0;

@@ -15,7 +15,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <limits>
+#include <memory>
+#include <memory_resource>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -128,6 +133,338 @@ TEST(NoGpu, ManagedPoolThrowsNoGpuFound) {
   unimem::managed_pool_options caching;
   caching.use_runtime_pool = false;
   EXPECT_THROW((void)managed_pool(caching), unimem::error);
+}
+
+// ---- the caching allocator's free list (bookkeeping only: no GPU) ----
+
+namespace ud = unimem::detail;
+
+static_assert(noexcept(std::declval<ud::free_list&>().push(std::declval<ud::block_node>())) &&
+                  noexcept(std::declval<ud::free_list&>().take(0, nullptr, false, nullptr)),
+              "the free list's steps under the pool's lock cannot fail");
+static_assert(!std::is_copy_constructible<ud::free_list>::value, "a block is listed once");
+
+ud::backend::stream_handle stream_no(std::uintptr_t i) {
+  return reinterpret_cast<ud::backend::stream_handle>(i * 16);
+}
+ud::backend::event_handle event_no(std::uintptr_t i) {
+  return reinterpret_cast<ud::backend::event_handle>(i * 16);
+}
+/// A freed block `name` (its address, and its event's) of class `size`, freed on stream_no(s).
+ud::block_node freed(std::uintptr_t name, std::size_t size, std::uintptr_t s, bool done) {
+  ud::pool_block b;
+  b.p = reinterpret_cast<void*>(name * 4096);
+  b.size_class = size;
+  b.event = event_no(name);
+  b.stream = stream_no(s);
+  b.done = done;
+  return ud::make_node<ud::live_blocks>(ud::address_key(b.p), b);
+}
+/// The name freed() gave the block in n (0 for none).
+std::uintptr_t name_of(const ud::block_node& n) {
+  return n.empty() ? 0 : reinterpret_cast<std::uintptr_t>(n.mapped().p) / 4096;
+}
+
+TEST(PoolFreeList, TheDeviceTakesTheLastFreedOnItsStreamElseTheOldestCompleted) {
+  ud::free_list l;
+  l.push(freed(1, 1024, 1, true));
+  l.push(freed(2, 1024, 2, false));
+  l.push(freed(3, 1024, 1, false));
+  l.push(freed(4, 1024, 2, true));
+  l.push(freed(5, 2048, 3, true));
+  EXPECT_EQ(l.size(), 5u);
+  EXPECT_EQ(l.bytes(), 4 * 1024u + 2048u);
+  EXPECT_EQ(name_of(l.take(1024, stream_no(1), false, nullptr)), 3u) << "pending, but on s";
+  EXPECT_EQ(name_of(l.take(1024, stream_no(2), false, nullptr)), 4u);
+  EXPECT_EQ(name_of(l.take(1024, stream_no(3), false, nullptr)), 1u) << "the oldest completed";
+  EXPECT_TRUE(l.take(1024, stream_no(3), false, nullptr).empty()) << "2 is pending on another";
+  EXPECT_TRUE(l.take(4096, stream_no(3), false, nullptr).empty()) << "no block of that class";
+  EXPECT_EQ(name_of(l.take(2048, stream_no(9), false, nullptr)), 5u);
+  EXPECT_EQ(l.size(), 1u);
+  EXPECT_EQ(l.bytes(), 1024u);
+}
+
+TEST(PoolFreeList, TheHostTakesTheOldestCompletedElseTheLastFreedOnItsStream) {
+  ud::free_list l;
+  l.push(freed(1, 1024, 1, false));
+  l.push(freed(2, 1024, 1, true));
+  l.push(freed(3, 1024, 1, false));
+  EXPECT_EQ(name_of(l.take(1024, stream_no(1), true, nullptr)), 2u);
+  EXPECT_EQ(name_of(l.take(1024, stream_no(1), true, nullptr)), 3u) << "the last freed on s";
+  EXPECT_TRUE(l.take(1024, stream_no(2), true, nullptr).empty());
+  EXPECT_EQ(name_of(l.take(1024, stream_no(1), true, nullptr)), 1u);
+}
+
+// Frees of unknown outcome before the oldest known completed one are asked about first (at most
+// eight, oldest first), outside the pool's lock; the answers are noted and the choice made again.
+TEST(PoolFreeList, FreesOfUnknownOutcomeBeforeTheOldestCompletedAreAskedAboutFirst) {
+  for (const bool for_host : {false, true}) {
+    ud::free_list l;
+    for (std::uintptr_t i = 1; i <= 10; ++i) l.push(freed(i, 512, i, false));
+    l.push(freed(11, 512, 11, true));
+    ud::free_list::questions q;
+    EXPECT_TRUE(l.take(512, stream_no(20), for_host, &q).empty()) << "asks first";
+    ASSERT_EQ(q.count, ud::free_list::max_questions);
+    for (std::size_t i = 0; i < q.count; ++i) {
+      EXPECT_EQ(q.free[i].event, event_no(i + 1)) << "oldest first";
+      EXPECT_EQ(q.free[i].size_class, 512u);
+    }
+    EXPECT_EQ(l.unknown(nullptr, 0), 10u);
+    q.free[5].completed = true;  // the sixth: the oldest the runtime says has completed
+    l.note(q.free, q.count);
+    EXPECT_EQ(l.unknown(nullptr, 0), 9u);
+    EXPECT_EQ(name_of(l.take(512, stream_no(20), for_host, nullptr)), 6u);
+    // Nothing more learnt: the oldest known to have completed, past the eight asked about.
+    EXPECT_EQ(name_of(l.take(512, stream_no(20), for_host, nullptr)), 11u);
+    // A known completed free first: nothing to ask.
+    l.push(freed(12, 256, 1, true));
+    l.push(freed(13, 256, 1, false));
+    ud::free_list::questions none;
+    EXPECT_EQ(name_of(l.take(256, stream_no(20), for_host, &none)), 12u);
+    EXPECT_EQ(none.count, 0u);
+  }
+}
+
+// An answer is noted only where the block is still listed under the free it was asked about:
+// taken and freed again meanwhile (its event recorded anew), it stays of unknown outcome.
+TEST(PoolFreeList, AnAnswerAboutAnEarlierFreeOfTheBlockIsIgnored) {
+  ud::free_list l;
+  l.push(freed(1, 1024, 1, false));
+  ud::free_list::questions q;
+  EXPECT_TRUE(l.take(1024, stream_no(2), false, &q).empty());
+  ASSERT_EQ(q.count, 1u);
+  ud::block_node n = l.take(1024, stream_no(1), false, nullptr);  // another thread, meanwhile
+  ASSERT_EQ(name_of(n), 1u);
+  l.push(std::move(n));  // freed again
+  q.free[0].completed = true;  // the answer about the first free
+  l.note(q.free, q.count);
+  EXPECT_TRUE(l.take(1024, stream_no(2), false, nullptr).empty()) << "the new free is unknown";
+  ud::free_list::questions again;
+  EXPECT_TRUE(l.take(1024, stream_no(2), false, &again).empty());
+  ASSERT_EQ(again.count, 1u);
+  EXPECT_NE(again.free[0].free_id, q.free[0].free_id);
+  again.free[0].completed = true;
+  l.note(again.free, again.count);
+  EXPECT_EQ(name_of(l.take(1024, stream_no(2), false, nullptr)), 1u);
+}
+
+// Every block moved out (the pool giving all back while another thread asks about a free):
+// the frees listed after are numbered on, so the answer about the earlier one does not apply.
+TEST(PoolFreeList, AnAnswerAboutAFreeMovedOutIsNotTakenForALaterOne) {
+  ud::free_list l, gone;
+  l.push(freed(1, 1024, 1, false));
+  ud::free_list::questions q;
+  EXPECT_TRUE(l.take(1024, stream_no(2), false, &q).empty());
+  ASSERT_EQ(q.count, 1u);
+  l.move_all_to(gone);
+  EXPECT_EQ(l.size(), 0u);
+  EXPECT_EQ(l.bytes(), 0u);
+  EXPECT_EQ(gone.bytes(), 1024u);
+  l.push(freed(2, 1024, 1, false));
+  q.free[0].completed = true;
+  l.note(q.free, q.count);
+  EXPECT_EQ(l.unknown(nullptr, 0), 1u) << "block 2's free is still of unknown outcome";
+  EXPECT_TRUE(l.take(1024, stream_no(2), false, nullptr).empty());
+  EXPECT_EQ(name_of(gone.take_first()), 1u);
+}
+
+TEST(PoolFreeList, MoveToTakesTheOldestOfEachClassSmallerClassesFirstUntilEnough) {
+  ud::free_list l, out;
+  l.push(freed(1, 4096, 1, true));
+  l.push(freed(2, 1024, 1, false));
+  l.push(freed(3, 1024, 1, true));
+  l.push(freed(4, 4096, 1, true));
+  l.move_to(out, 1500, true);  // completed only: 3 (1024), then 1 (4096)
+  EXPECT_EQ(out.bytes(), 1024u + 4096u);
+  std::vector<std::uintptr_t> order;
+  out.for_each([&order](ud::pool_block& b) { order.push_back(reinterpret_cast<std::uintptr_t>(b.p) / 4096); });
+  EXPECT_EQ(order, (std::vector<std::uintptr_t>{3, 1}));
+  EXPECT_EQ(l.bytes(), 1024u + 4096u);
+  l.move_to(out, 1, false);  // any: 2, pending
+  EXPECT_EQ(name_of(out.take(1024, stream_no(1), false, nullptr)), 2u);
+  EXPECT_EQ(l.unknown(nullptr, 0), 0u);
+  EXPECT_EQ(l.size(), 1u);
+  l.move_to(out, std::size_t{1} << 40, false);
+  EXPECT_EQ(l.size(), 0u);
+  EXPECT_EQ(l.bytes(), 0u);
+  EXPECT_EQ(out.size(), 3u);
+}
+
+// A block's record is one map node for its whole life: listed, taken and listed again, it is
+// moved, never copied or made anew (so nothing under the pool's lock allocates).
+TEST(PoolFreeList, ABlocksRecordMovesBetweenTheMapsAsOneNode) {
+  ud::free_list l;
+  ud::block_node n = freed(1, 1024, 1, true);
+  const ud::pool_block* record = &n.mapped();
+  l.push(std::move(n));
+  ud::live_blocks live;
+  ud::block_node taken = l.take(1024, stream_no(1), false, nullptr);
+  EXPECT_EQ(&taken.mapped(), record);
+  taken.key() = ud::address_key(taken.mapped().p);
+  live.insert(std::move(taken));
+  ud::block_node back = live.extract(live.begin());
+  EXPECT_EQ(&back.mapped(), record);
+  l.push(std::move(back));
+  EXPECT_EQ(&l.take_first().mapped(), record);
+  EXPECT_TRUE(l.take_first().empty());
+}
+
+// ---- ownership: pools and buffers share the pool's state (std::shared_ptr); no GPU ----
+
+/// A pool_core over host memory that counts what reaches it.
+class host_core final : public ud::pool_core {
+ public:
+  struct counts {
+    int closes = 0, deallocations = 0, destroyed = 0;
+  };
+  explicit host_core(counts& c) noexcept
+      : pool_core(0, std::numeric_limits<std::size_t>::max(), unimem::native_status{}), c_(c) {}
+  ~host_core() override { ++c_.destroyed; }
+  void deallocate(void* p, ud::backend::stream_handle, std::uint64_t) noexcept override {
+    ud::block_node n;
+    {
+      ud::spin_guard lock(lock_);
+      n = untrack(p);
+    }
+    if (n.empty()) return;
+    ++c_.deallocations;
+    std::free(p);
+  }
+  void trim_to(std::size_t, unimem::call_site) override {}
+  void close() noexcept override { ++c_.closes; }
+
+ private:
+  ud::pool_block take(std::size_t bytes, ud::backend::stream_handle, bool,
+                      unimem::call_site) override {
+    ud::block_node n = ud::make_node<ud::live_blocks>(ud::block_key{0}, ud::pool_block{});
+    n.mapped().p = std::malloc(bytes);
+    if (n.mapped().p == nullptr) throw std::bad_alloc();
+    ud::spin_guard lock(lock_);
+    return track(std::move(n), bytes);
+  }
+  void untake(const ud::pool_block&, ud::backend::stream_handle) noexcept override {}
+  std::size_t bytes_held(unimem::call_site) override { return 0; }
+
+  counts& c_;
+};
+
+/// A managed_pool over a host_core.
+struct host_pool : managed_pool {
+  explicit host_pool(std::shared_ptr<ud::pool_core> core) : managed_pool(std::move(core)) {}
+};
+
+// The pool and three buffers from it (one empty) go in each of the 24 orders: the pool's state
+// lives until the last of them, the pool's end closes it once, each buffer's memory goes back.
+TEST(ManagedPoolOwnership, ThePoolAndItsBuffersGoInAnyOrder) {
+  int order[] = {0, 1, 2, 3};  // 0: the pool, 1-3: buffers of 100, 7 and 0 ints
+  int orders = 0;
+  do {
+    host_core::counts c;
+    auto core = std::make_shared<host_core>(c);
+    const std::weak_ptr<ud::pool_core> state = core;
+    std::optional<host_pool> pool(std::in_place, std::move(core));
+    std::optional<pool_buffer<int>> bufs[3];
+    bufs[0].emplace(100, *pool);
+    bufs[1].emplace(7, *pool);
+    bufs[2].emplace(0, *pool);
+    for (int i = 0; i < 100; ++i) (*bufs[0])[static_cast<std::size_t>(i)] = i;
+    EXPECT_EQ(pool->statistics().allocations, 2u);
+    int left = 4;
+    for (const int who : order) {
+      if (who == 0) {
+        pool.reset();
+        EXPECT_EQ(c.closes, 1);
+      } else {
+        bufs[who - 1].reset();
+      }
+      EXPECT_EQ(state.expired(), --left == 0) << "the state outlives none and nothing";
+    }
+    EXPECT_EQ(c.closes, 1);
+    EXPECT_EQ(c.deallocations, 2);
+    EXPECT_EQ(c.destroyed, 1);
+    ++orders;
+  } while (std::next_permutation(std::begin(order), std::end(order)));
+  EXPECT_EQ(orders, 24);
+}
+
+// Moves and swaps hand the state on; a moved-from pool closes nothing and refuses to allocate.
+TEST(ManagedPoolOwnership, MovesAndSwapsHandTheStateOn) {
+  host_core::counts c1, c2;
+  auto first = std::make_shared<host_core>(c1);
+  const std::weak_ptr<ud::pool_core> state1 = first;
+  host_pool a(std::move(first));
+  host_pool b(std::make_shared<host_core>(c2));
+  pool_buffer<int> x(10, a);
+  {
+    managed_pool moved(std::move(a));
+    EXPECT_FALSE(static_cast<bool>(a));
+    EXPECT_THROW((void)a.allocate(64), unimem::invalid_argument);
+    EXPECT_THROW((void)pool_buffer<int>(10, a), unimem::invalid_argument);
+    a.deallocate(x.data(), 40);  // a moved-from pool ignores it
+    EXPECT_EQ(c1.deallocations, 0);
+    moved.swap(b);  // moved: c2's state; b: c1's
+    EXPECT_EQ(c1.closes + c2.closes, 0);
+  }
+  EXPECT_EQ(c2.closes, 1);
+  EXPECT_EQ(c2.destroyed, 1) << "no buffer of its own";
+  pool_buffer<int> y(std::move(x));
+  EXPECT_TRUE(x.empty());
+  b = host_pool(std::make_shared<host_core>(c2));  // c1's pool closes; y keeps its state
+  EXPECT_EQ(c1.closes, 1);
+  EXPECT_FALSE(state1.expired());
+  pool_buffer<int> z;
+  swap(y, z);
+  y = pool_buffer<int>();
+  EXPECT_FALSE(state1.expired());
+  z = pool_buffer<int>(3, b);  // gives c1's memory back, the last owner of its state
+  EXPECT_EQ(c1.deallocations, 1);
+  EXPECT_TRUE(state1.expired());
+  EXPECT_EQ(c1.destroyed, 1);
+}
+
+TEST(ManagedPoolOwnership, StatisticsCountTheLiveAllocations) {
+  host_core::counts c;
+  host_pool pool(std::make_shared<host_core>(c));
+  EXPECT_EQ(pool.allocate(0), nullptr);
+  void* a = pool.allocate(1000);
+  void* b = pool.allocate_for_host(24);
+  unimem::pool_statistics st = pool.statistics();
+  EXPECT_EQ(st.bytes_in_use, 1024u);
+  EXPECT_EQ(st.peak_bytes_in_use, 1024u);
+  EXPECT_EQ(st.allocations, 2u);
+  int unknown = 0;
+  pool.deallocate(&unknown, sizeof unknown);  // not the pool's: ignored
+  pool.deallocate(a, 1000);
+  pool.deallocate(a, 1000);  // no longer live: ignored
+  st = pool.statistics();
+  EXPECT_EQ(st.bytes_in_use, 24u);
+  EXPECT_EQ(st.peak_bytes_in_use, 1024u);
+  EXPECT_EQ(st.allocations, 1u);
+  pool.reset_peak();
+  EXPECT_EQ(pool.statistics().peak_bytes_in_use, 24u);
+  pool.deallocate(b, 24);
+  EXPECT_EQ(c.deallocations, 2);
+  EXPECT_EQ(pool.statistics().allocations, 0u);
+}
+
+TEST(ManagedPoolOwnership, ThePmrResourceGivesEveryAllocationBack) {
+  host_core::counts c;
+  host_pool pool(std::make_shared<host_core>(c));
+  {
+    unimem::managed_pool_resource resource(pool);
+    std::pmr::vector<int> v(&resource);
+    for (int i = 0; i < 1000; ++i) v.push_back(i);
+    EXPECT_EQ(v[999], 999);
+    void* aligned = resource.allocate(10000, 4096);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(aligned) % 4096, 0u);
+    static_cast<char*>(aligned)[9999] = 1;
+    EXPECT_EQ(pool.statistics().allocations, 2u);
+    int unknown = 0;
+    resource.deallocate(&unknown, sizeof unknown, 4096);  // not the resource's: ignored
+    resource.deallocate(aligned, 10000, 4096);
+  }
+  EXPECT_EQ(pool.statistics().allocations, 0u);
+  EXPECT_EQ(pool.statistics().bytes_in_use, 0u);
 }
 
 // ---- with a GPU: every case for every implementation ----

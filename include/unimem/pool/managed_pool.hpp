@@ -1,12 +1,12 @@
 /// @file
-/// @brief managed_pool and pool_buffer. Not in the umbrella header (it needs `<unordered_map>`
+/// @brief managed_pool and pool_buffer. Not in the umbrella header (it needs `<map>`, `<memory>`
 /// and `<vector>`); the std::pmr resource is in `<unimem/managed_pool_resource.hpp>`.
 #pragma once
 
 #include "../core/config.hpp"
-#include "../core/detail/backend/events.hpp"
 #include "../core/detail/atomic.hpp"
 #include "../core/detail/backend/backend.hpp"
+#include "../core/detail/backend/events.hpp"
 #include "../core/detail/backend/pool.hpp"
 #include "../core/detail/host_array.hpp"
 #include "../core/detail/owned_array.hpp"
@@ -19,7 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <unordered_map>
+#include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -63,39 +64,178 @@ inline std::size_t pool_block_bytes(std::size_t bytes) noexcept {
 }
 
 /// Memory of a pool: bytes asked for (live), size class and free event (caching allocator), its
-/// last free (on `stream`; completed when `done`) and the placement stamp its last owner left.
+/// last free (on `stream`, numbered `free_id` by its free_list; completed when `done`) and the
+/// placement stamp its last owner left.
 struct pool_block {
   void* p = nullptr;
   std::size_t asked = 0, size_class = 0;
   backend::event_handle event = nullptr;
   backend::stream_handle stream = nullptr;
   bool done = true;
-  std::uint64_t stamp = 0;
+  std::uint64_t stamp = 0, free_id = 0;
+};
+
+/// A pool keeps each block's record in a map node (C++17 node handles), made outside the pool's
+/// lock and moved between its maps under it, so that nothing under the lock allocates or frees:
+/// keyed by address while live (live_blocks), by size class while free (block_list: std::map
+/// and std::multimap of one key and value share their node type).
+using block_key = std::uintptr_t;
+using live_blocks = std::map<block_key, pool_block>;
+using block_list = std::multimap<block_key, pool_block>;
+using block_node = live_blocks::node_type;
+
+inline block_key address_key(const void* p) noexcept { return reinterpret_cast<block_key>(p); }
+
+/// A node of a Map holding (k, v), to insert later: it allocates, so make it before a lock.
+template <class Map, class K, class V>
+typename Map::node_type make_node(const K& k, const V& v) {
+  Map one;
+  one.emplace(k, v);
+  return one.extract(one.begin());
+}
+
+/// A free not known to have completed, asked about outside the pool's lock: the answer is noted
+/// only where the block is still listed under the same free.
+struct pending_free {
+  std::size_t size_class = 0;
+  std::uint64_t free_id = 0;
+  backend::event_handle event = nullptr;
+  bool completed = false;
+};
+
+/// The caching allocator's free blocks: in each size class the oldest free first, each with the
+/// stream its free was ordered on and whether that free is known to have completed. Bookkeeping
+/// only: no lock (its owner's), no runtime call, and no allocation (blocks come and go as nodes).
+class free_list {
+ public:
+  /// The frees an allocation asks about at most: bounds the cost of a miss.
+  static constexpr std::size_t max_questions = 8;
+  /// The frees to ask about before choosing (take()).
+  struct questions {
+    pending_free free[max_questions];
+    std::size_t count = 0;
+  };
+
+  free_list() = default;
+  free_list(const free_list&) = delete;  // a block's record is listed once
+  free_list& operator=(const free_list&) = delete;
+
+  std::size_t bytes() const noexcept { return bytes_; }  ///< Of the blocks listed.
+  std::size_t size() const noexcept { return blocks_.size(); }
+
+  /// Lists a freed block as the newest of its class, numbering its free.
+  void push(block_node&& n) noexcept {
+    pool_block& b = n.mapped();
+    n.key() = b.size_class;
+    b.free_id = ++frees_;
+    bytes_ += b.size_class;
+    blocks_.insert(std::move(n));  // last among its equals
+  }
+  /// The block an allocation of class `size` on stream s takes: for the device, the last freed on
+  /// s, else the oldest whose free has completed; for the host the other way round. With `ask`:
+  /// empty when frees not known to have completed come before the oldest completed one, left in
+  /// `ask` (the owner asks the runtime, note()s the answers and takes again without `ask`).
+  block_node take(std::size_t size, backend::stream_handle s, bool for_host,
+                  questions* ask) noexcept {
+    const auto first = blocks_.lower_bound(size), last = blocks_.upper_bound(size);
+    if (!for_host) {
+      const auto it = last_freed_on(first, last, s);
+      if (it != last) return take(it);
+    }
+    for (auto it = first; ask != nullptr && it != last && !it->second.done; ++it) {
+      if (ask->count < max_questions) ask->free[ask->count++] = pending(it->second);
+    }
+    if (ask != nullptr && ask->count > 0) return {};
+    for (auto it = first; it != last; ++it) {
+      if (it->second.done) return take(it);
+    }
+    const auto it = for_host ? last_freed_on(first, last, s) : last;
+    return it != last ? take(it) : block_node();
+  }
+  /// The frees not known to have completed (every class): at most `max` written to `out`; the
+  /// count of all of them returned.
+  std::size_t unknown(pending_free* out, std::size_t max) const noexcept {
+    std::size_t n = 0;
+    for (const auto& x : blocks_) {
+      if (x.second.done) continue;
+      if (n < max) out[n] = pending(x.second);
+      ++n;
+    }
+    return n;
+  }
+  /// Notes the frees found completed, of blocks still listed under them.
+  void note(const pending_free* f, std::size_t n) noexcept {
+    for (const pending_free* q = f; q != f + n; ++q) {
+      if (!q->completed) continue;
+      const auto range = blocks_.equal_range(q->size_class);
+      for (auto it = range.first; it != range.second; ++it) {
+        if (it->second.free_id == q->free_id) it->second.done = true;
+      }
+    }
+  }
+  /// Moves blocks to `out` until `bytes` have moved: the oldest first in each class, the smaller
+  /// classes first; any, or only those whose frees have completed.
+  void move_to(free_list& out, std::size_t bytes, bool completed_only) noexcept {
+    const std::size_t goal = out.bytes() + bytes;
+    for (auto it = blocks_.begin(); it != blocks_.end() && out.bytes() < goal;) {
+      const auto at = it++;
+      if (at->second.done || !completed_only) out.push(take(at));
+    }
+  }
+  /// Moves every block to `out`. The numbers of this list's frees go on rising: an answer about
+  /// a free listed before is never taken for one listed after.
+  void move_all_to(free_list& out) noexcept {
+    out.bytes_ += std::exchange(bytes_, 0);
+    out.blocks_.merge(blocks_);
+  }
+  /// The first block's node (empty when none is listed).
+  block_node take_first() noexcept {
+    return blocks_.empty() ? block_node() : take(blocks_.begin());
+  }
+  template <class F>
+  void for_each(F&& f) noexcept {
+    for (auto& x : blocks_) f(x.second);
+  }
+
+ private:
+  block_node take(block_list::iterator it) noexcept {
+    bytes_ -= it->second.size_class;
+    return blocks_.extract(it);
+  }
+  static block_list::iterator last_freed_on(block_list::iterator first, block_list::iterator last,
+                                            backend::stream_handle s) noexcept {
+    for (auto it = last; it != first;) {
+      if ((--it)->second.stream == s) return it;
+    }
+    return last;
+  }
+  static pending_free pending(const pool_block& b) noexcept {
+    return {b.size_class, b.free_id, b.event, false};
+  }
+
+  block_list blocks_;        // keyed by size class
+  std::size_t bytes_ = 0;    // of the blocks listed
+  std::uint64_t frees_ = 0;  // the number of the last free listed
 };
 
 /// Stream-ordered allocation over a policy that supplies the memory (caching_pool, runtime_pool):
-/// live allocations, statistics, threshold, reuse ordered after the last free; one lock (no
-/// runtime call under it but the caching allocator's event queries). Owned by its managed_pool
-/// and each pool_buffer (which may outlive the pool): the last owner deletes it.
+/// live allocations, statistics, threshold, reuse ordered after the last free. Shared (through
+/// std::shared_ptr) by its managed_pool and each pool_buffer, which may outlive the pool.
+///
+/// One lock, detail::spin_guard (unimem's one lock: no <mutex>), guards the bookkeeping of the core
+/// and its policy, and nothing under it allocates, frees or calls the runtime: records are map
+/// nodes made before it is taken and moved under it, and runtime calls (event queries included)
+/// are made after it is released, with what they need copied out under it.
 class pool_core {
  public:
-  pool_core(const device& d, std::size_t threshold, native_status status) noexcept
-      : device_(d), threshold_(threshold), status_(status) {}
+  pool_core(int device_id, std::size_t threshold, native_status status) noexcept
+      : threshold_(threshold), device_id_(device_id), status_(status) {}
   pool_core(const pool_core&) = delete;
   pool_core& operator=(const pool_core&) = delete;
   virtual ~pool_core() = default;
-  /// One owner more (c may be nullptr); returns c.
-  static pool_core* retain(pool_core* c) noexcept {
-    if (c != nullptr) (void)c->owners_.fetch_add(1);
-    return c;
-  }
-  /// One owner fewer: the last one deletes the core.
-  static void release(pool_core* c) noexcept {
-    if (c != nullptr && c->owners_.fetch_add(-1) == 1) delete c;
-  }
 
   bool runtime() const noexcept { return status_ == backend::success; }
-  int device_id() const noexcept { return device_.device_id(); }
+  int device_id() const noexcept { return device_id_; }
   native_status status() const noexcept { return status_; }
   /// `bytes` (> 0, checked) in the order of stream s; with for_host, ready for the host too.
   /// `stamp` receives the last owner's placement stamp (0: new memory), so that a tagged launch
@@ -154,249 +294,287 @@ class pool_core {
   virtual void untake(const pool_block& b, backend::stream_handle s) noexcept = 0;
   virtual std::size_t bytes_held(call_site where) = 0;
   virtual void apply_release_threshold(std::size_t, call_site) {}
-  /// Makes b live, asking for `bytes` (the caller holds the lock); throws with nothing changed.
-  void track(pool_block& b, std::size_t bytes) {
-    b.asked = bytes;
-    live_.emplace(b.p, b);
+  /// Makes n's block live, asking for `bytes` (the caller holds the lock); returns a copy of it.
+  pool_block track(block_node&& n, std::size_t bytes) noexcept {
+    n.key() = address_key(n.mapped().p);
+    n.mapped().asked = bytes;
+    const pool_block b = n.mapped();
+    live_.insert(std::move(n));  // addresses of live allocations are unique: always inserted
     in_use_ += bytes;
     if (in_use_ > peak_) peak_ = in_use_;
+    return b;
   }
-  /// Takes p out of the live allocations into `out` (the caller holds the lock), if there.
-  bool untrack(void* p, pool_block& out) noexcept {
-    const auto it = live_.find(p);
-    if (it == live_.end()) return false;
-    out = it->second;
-    in_use_ -= out.asked;
-    live_.erase(it);
-    return true;
+  /// Takes p's node out of the live allocations (the caller holds the lock); empty if not live.
+  block_node untrack(void* p) noexcept {
+    block_node n = live_.extract(address_key(p));
+    if (!n.empty()) in_use_ -= n.mapped().asked;
+    return n;
   }
 
-  const device device_;
   atomic_cell<int> lock_{0};  // held through spin_guard
-  std::size_t threshold_;     // under the lock, as everything below but status_
+  std::size_t threshold_;     // under the lock, as live_ and the counts below
 
  private:
+  const int device_id_;
   const native_status status_;  // success for the runtime's pool, else why it does not serve
-  atomic_cell<long> owners_{1};
-  std::unordered_map<void*, pool_block> live_;
+  live_blocks live_;            // by address
   std::size_t in_use_ = 0, peak_ = 0;
 };
 
-/// unimem's caching allocator: blocks in size classes, each a runtime allocation with an event for
-/// its frees. A block freed on s is reused on s at once, on another stream once that free has
+/// The caching allocator's blocks on the runtime's side: each a managed allocation with an event
+/// for its frees, made, recorded, asked about and given back here. A block given back keeps its
+/// node and event for the next block (spares_) until close(): an event asked about outside the
+/// pool's lock is never destroyed meanwhile, and no node is made under it.
+class managed_blocks {
+ public:
+  explicit managed_blocks(const device& d) noexcept : device_(d) {}
+
+  /// A node with a block of `size` bytes and an event; empty where the runtime refuses the
+  /// memory (its status in `r`).
+  block_node make(std::size_t size, backend::result& r, call_site where) {
+    block_node n = spare(where);
+    n.mapped().size_class = size;
+    r = backend::malloc_managed(&n.mapped().p, size);
+    if (r.code == backend::success && n.mapped().p != nullptr) return n;
+    n.mapped().p = nullptr;
+    spin_guard lock(lock_);
+    spares_.insert(std::move(n));
+    return {};
+  }
+  /// Frees the blocks' memory (the runtime waits for the device); keeps their nodes and events
+  /// for make(), or, after close(), destroys the events.
+  void give_back(free_list& blocks) noexcept {
+    blocks.for_each([](pool_block& b) { (void)backend::free(std::exchange(b.p, nullptr)); });
+    {
+      spin_guard lock(lock_);
+      if (!closed_) {
+        for (block_node n = blocks.take_first(); !n.empty(); n = blocks.take_first()) {
+          spares_.insert(std::move(n));
+        }
+        return;
+      }
+    }
+    blocks.for_each([](pool_block& b) { (void)backend::event_destroy(b.event); });
+  }
+  /// Destroys the events kept; from now on blocks given back take theirs with them.
+  void close() noexcept {
+    block_list spares;
+    {
+      spin_guard lock(lock_);
+      closed_ = true;
+      spares.swap(spares_);
+    }
+    for (const auto& x : spares) (void)backend::event_destroy(x.second.event);
+  }
+
+  /// Records b's free on its stream; where that fails, waits for the stream (b is then done);
+  /// false when that fails too.
+  static bool record_free(pool_block& b) noexcept {
+    backend::result r = backend::event_record(b.event, b.stream);
+    if (r.code == backend::success) return true;
+    backend::forget_if_last(r.code);
+    r = backend::stream_synchronize(b.stream);
+    backend::forget_if_last(r.code);
+    return b.done = r.code == backend::success;
+  }
+  /// Asks whether these frees have completed: in order, up to the first that has with
+  /// `first_only`, and up to a failed query, which it returns.
+  static backend::result ask(pending_free* f, std::size_t n, bool first_only) noexcept {
+    for (pending_free* q = f; q != f + n; ++q) {
+      const backend::result r = backend::event_query(q->event);
+      if (r.code == backend::success) {
+        q->completed = true;
+        if (first_only) break;
+      } else if (r.code == backend::error_not_ready) {
+        backend::forget_if_last(r.code);
+      } else {
+        return r;
+      }
+    }
+    return {backend::success, ""};
+  }
+
+ private:
+  /// A node with an event and nothing else: a spare's, else one made on the device.
+  block_node spare(call_site where) {
+    {
+      spin_guard lock(lock_);
+      if (!spares_.empty()) {
+        block_node n = spares_.extract(spares_.begin());
+        pool_block b;
+        b.event = n.mapped().event;
+        n.mapped() = b;
+        return n;
+      }
+    }
+    block_node n = make_node<live_blocks>(block_key{0}, pool_block{});
+    device_guard g(device_, where);
+    check(backend::event_create(&n.mapped().event, false), where);
+    return n;
+  }
+
+  const device device_;
+  atomic_cell<int> lock_{0};  // held through spin_guard, around spares_ and closed_
+  block_list spares_;         // nodes and events of blocks given back
+  bool closed_ = false;
+};
+
+/// unimem's caching allocator: blocks (managed_blocks) in size classes, listed while free in a
+/// free_list. A block freed on s is reused on s at once, on another stream once that free has
 /// completed (queried, never waited for); else a new block is made.
 class caching_pool final : public pool_core {
  public:
-  using pool_core::pool_core;
+  caching_pool(const device& d, std::size_t threshold, native_status status) noexcept
+      : pool_core(d.device_id(), threshold, status), blocks_(d) {}
 
   void deallocate(void* p, backend::stream_handle s, std::uint64_t stamp) noexcept override {
-    pool_block b;
-    bool release = false;
+    block_node n;
+    bool closed = false;
     {
       spin_guard lock(lock_);
-      if (!untrack(p, b)) return;
-      release = closed_;
+      n = untrack(p);
+      closed = closed_;
     }
+    if (n.empty()) return;
+    pool_block& b = n.mapped();
     b.stream = s;
     b.done = false;
     b.stamp = stamp;
-    if (!release) {
-      // The free's point unknown: wait for the stream, or else give the block back.
-      backend::result r = backend::event_record(b.event, s);
-      if (r.code != backend::success) {
-        backend::forget_if_last(r.code);
-        r = backend::stream_synchronize(s);
-        backend::forget_if_last(r.code);
-        b.done = r.code == backend::success;
-        release = !b.done;
-      }
-    }
-    keep(b, release);
+    keep(std::move(n), closed || !managed_blocks::record_free(b));
   }
   void trim_to(std::size_t keep_bytes, call_site where) override {
     release_above(keep_bytes, false, where);
   }
-  void close() noexcept override { (void)release_all(true); }
+  void close() noexcept override {
+    (void)release_all(true);
+    blocks_.close();
+  }
 
  private:
   pool_block take(std::size_t bytes, backend::stream_handle s, bool for_host,
                   call_site where) override {
     const std::size_t size = pool_block_bytes(bytes);
-    backend::result failed{backend::success, ""};
+    free_list::questions q;
     {
       spin_guard lock(lock_);
-      pool_block b;
-      if (take_free(size, s, for_host, b, failed)) {
-        try {
-          track(b, bytes);
-        } catch (...) {
-          free_[size].push_back(b);  // the list had room for it a moment ago
-          throw;
-        }
-        cached_ -= size;
-        return b;
-      }
+      block_node n = free_.take(size, s, for_host, &q);
+      if (!n.empty()) return track(std::move(n), bytes);
     }
-    if (failed.code != backend::success) throw_error(failed, where, query_failed);
+    if (q.count > 0) {  // frees not known to have completed come first: asked, then chosen again
+      const backend::result failed = managed_blocks::ask(q.free, q.count, true);
+      if (failed.code != backend::success) throw_error(failed, where, query_failed);
+      spin_guard lock(lock_);
+      free_.note(q.free, q.count);
+      block_node n = free_.take(size, s, for_host, nullptr);
+      if (!n.empty()) return track(std::move(n), bytes);
+    }
     const std::size_t threshold = release_threshold();
     release_above(threshold > size ? threshold - size : 0, true, where);
     return new_block(bytes, size, where);
   }
   void untake(const pool_block& b, backend::stream_handle) noexcept override {
-    pool_block live;
+    block_node n;
     {
       spin_guard lock(lock_);
-      (void)untrack(b.p, live);
+      n = untrack(b.p);
     }
-    keep(b, false);
+    if (!n.empty()) keep(std::move(n), false);  // as it was taken
   }
   std::size_t bytes_held(call_site) override {
     spin_guard lock(lock_);
     return held_;
   }
-  /// Takes a free block of class `size` for s (lock held): for the device, the last freed on s,
-  /// else the oldest completed; for the host the reverse. A failed query is left in `failed`.
-  bool take_free(std::size_t size, backend::stream_handle s, bool for_host, pool_block& out,
-                 backend::result& failed) {
-    const auto it = free_.find(size);
-    if (it == free_.end()) return false;
-    std::vector<pool_block>& list = it->second;
-    auto take_at = [&](std::size_t i) {
-      out = list[i];
-      list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
-      return true;
-    };
-    auto same_stream = [&] {
-      for (std::size_t i = list.size(); i-- > 0;) {
-        if (list[i].stream == s) return take_at(i);
-      }
-      return false;
-    };
-    if (!for_host && same_stream()) return true;
-    int queries = 0;  // at most 8: bounds the cost of a miss
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (!list[i].done && queries++ < 8) (void)completed(list[i], failed);
-      if (failed.code != backend::success) return false;
-      if (list[i].done) return take_at(i);
+
+  /// A new block; out of memory: tried once more after every free block went back.
+  pool_block new_block(std::size_t bytes, std::size_t size, call_site where) {
+    backend::result r{backend::success, ""};
+    block_node n = blocks_.make(size, r, where);
+    if (n.empty() && r.code == backend::error_out_of_memory && release_all(false)) {
+      backend::forget_if_last(r.code);
+      n = blocks_.make(size, r, where);
     }
-    return for_host && same_stream();
+    if (n.empty()) throw_allocation_error(r, bytes, "managed_pool", where);
+    spin_guard lock(lock_);
+    held_ += size;
+    return track(std::move(n), bytes);
   }
-  /// Whether b's free has completed, asked where not known yet (a failure left in `failed`).
-  static bool completed(pool_block& b, backend::result& failed) noexcept {
-    if (b.done) return true;
-    const backend::result q = backend::event_query(b.event);
-    if (q.code == backend::success) return b.done = true;
-    if (q.code == backend::error_not_ready) {
-      backend::forget_if_last(q.code);
-    } else {
-      failed = q;
-    }
-    return false;
-  }
-  /// Gives free blocks back (oldest first) while the pool holds more than `keep_bytes`: any (its
-  /// free waited for), or only completed ones; the first failure is thrown after, not before.
-  void release_above(std::size_t keep_bytes, bool completed_only, call_site where) {
-    backend::result failed{backend::success, ""};
-    std::vector<pool_block> out;
+  /// Lists a freed block, or gives it back: with `release`, or once the pool is closed.
+  void keep(block_node&& n, bool release) noexcept {
+    free_list gone;
     {
       spin_guard lock(lock_);
-      if (held_ <= keep_bytes || cached_ == 0) return;
-      std::size_t blocks = 0;
-      for (const auto& list : free_) blocks += list.second.size();
-      out.reserve(blocks);  // may throw, before anything is taken
-      for (auto& list : free_) {
-        std::vector<pool_block>& l = list.second;
-        for (std::size_t i = 0; i < l.size() && held_ > keep_bytes;) {
-          if (completed_only && !completed(l[i], failed)) {
-            if (failed.code != backend::success) break;
-            ++i;
-            continue;
-          }
-          out.push_back(l[i]);
-          l.erase(l.begin() + static_cast<std::ptrdiff_t>(i));
-          held_ -= out.back().size_class;
-          cached_ -= out.back().size_class;
-        }
-        if (failed.code != backend::success) break;
+      if (!release && !closed_) {
+        free_.push(std::move(n));
+        return;
       }
+      held_ -= n.mapped().size_class;
+      gone.push(std::move(n));
     }
-    for (const pool_block& b : out) {
+    blocks_.give_back(gone);
+  }
+  /// Gives free blocks back while the pool holds more than `keep_bytes` (free_list::move_to()):
+  /// any, their frees waited for, or only those whose frees have completed (the runtime asked
+  /// first). The first failure is thrown after the blocks went back.
+  void release_above(std::size_t keep_bytes, bool completed_only, call_site where) {
+    if (!holds_more_than(keep_bytes)) return;
+    backend::result failed{backend::success, ""};
+    if (completed_only) failed = learn_completed();
+    free_list gone;
+    {
+      spin_guard lock(lock_);
+      if (held_ > keep_bytes) free_.move_to(gone, held_ - keep_bytes, completed_only);
+      held_ -= gone.bytes();
+    }
+    gone.for_each([&failed](const pool_block& b) {
       const backend::result w = b.done ? failed : backend::event_synchronize(b.event);
       if (failed.code == backend::success) failed = w;
-      release_block(b);
-    }
+    });
+    blocks_.give_back(gone);
     if (failed.code != backend::success) {
       throw_error(failed, where, completed_only ? query_failed : "managed_pool::trim");
     }
   }
-  /// A new block (event made on the pool's device); out of memory: retried after freeing all.
-  pool_block new_block(std::size_t bytes, std::size_t size, call_site where) {
-    pool_block b;
-    b.size_class = size;
-    {
-      device_guard g(device_, where);
-      check(backend::event_create(&b.event, false), where);
-    }
-    backend::result r = backend::malloc_managed(&b.p, size);
-    if (r.code == backend::error_out_of_memory && release_all(false)) {
-      backend::forget_if_last(r.code);
-      r = backend::malloc_managed(&b.p, size);
-    }
-    if (r.code != backend::success || b.p == nullptr) {
-      (void)backend::event_destroy(b.event);
-      throw_allocation_error(r, bytes, "managed_pool", where);
-    }
-    try {
-      spin_guard lock(lock_);
-      track(b, bytes);
-      held_ += size;
-    } catch (...) {
-      release_block(b);
-      throw;
-    }
-    return b;
+  bool holds_more_than(std::size_t keep_bytes) noexcept {
+    spin_guard lock(lock_);
+    return held_ > keep_bytes && free_.bytes() != 0;
   }
-  /// Lists a free block, or gives it back: with `release`, once closed, or with no room.
-  void keep(const pool_block& b, bool release) noexcept {
+  /// Asks the runtime whether the listed frees not known to have completed have, and notes those
+  /// that have; returns the first failed query.
+  backend::result learn_completed() {
+    std::size_t n = 0;
     {
       spin_guard lock(lock_);
-      if (!release && !closed_) {
-        try {
-          free_[b.size_class].push_back(b);
-          cached_ += b.size_class;
-          return;
-        } catch (...) {
-        }
-      }
-      held_ -= b.size_class;
+      n = free_.unknown(nullptr, 0);
     }
-    release_block(b);
+    std::vector<pending_free> asked(n);  // may throw, before anything is taken
+    {
+      spin_guard lock(lock_);
+      n = free_.unknown(asked.data(), asked.size());  // as many as fit if more came meanwhile
+    }
+    if (n < asked.size()) asked.resize(n);
+    const backend::result failed = managed_blocks::ask(asked.data(), asked.size(), false);
+    spin_guard lock(lock_);
+    free_.note(asked.data(), asked.size());
+    return failed;
   }
   /// Every free block back to the runtime (closing: also later frees); whether there was any.
   bool release_all(bool closing) noexcept {
-    decltype(free_) lists;
-    bool any = false;
+    free_list gone;
     {
       spin_guard lock(lock_);
       closed_ = closed_ || closing;
-      lists.swap(free_);
-      held_ -= cached_;
-      any = std::exchange(cached_, 0) != 0;
+      free_.move_all_to(gone);
+      held_ -= gone.bytes();
     }
-    for (const auto& list : lists) {
-      for (const pool_block& b : list.second) release_block(b);
-    }
+    const bool any = gone.size() != 0;
+    blocks_.give_back(gone);
     return any;
-  }
-  /// One block back to the runtime (whose free waits for the device).
-  static void release_block(const pool_block& b) noexcept {
-    (void)backend::event_destroy(b.event);
-    (void)backend::free(b.p);
   }
 
   static constexpr const char* query_failed = "managed_pool: asking whether a free has completed";
-  std::unordered_map<std::size_t, std::vector<pool_block>> free_;  // by size class
-  std::size_t held_ = 0, cached_ = 0;  // bytes of the blocks live and free, and free
+  managed_blocks blocks_;
+  free_list free_;        // under the lock, as held_ and closed_
+  std::size_t held_ = 0;  // bytes of the blocks live and free
   bool closed_ = false;
 };
 
@@ -406,8 +584,8 @@ class caching_pool final : public pool_core {
 class runtime_pool final : public pool_core {
  public:
   /// The runtime's pool on d, or nullptr with `status` where the runtime refuses one.
-  static pool_core* make(const device& d, std::size_t threshold, call_site where,
-                         native_status& status) {
+  static std::shared_ptr<pool_core> make(const device& d, std::size_t threshold, call_site where,
+                                         native_status& status) {
     backend::mem_pool_handle pool = nullptr;
     backend::result r{backend::success, ""};
     {
@@ -427,7 +605,7 @@ class runtime_pool final : public pool_core {
       if (r.code != backend::success) {
         throw_error(r, where, "managed_pool: setting the release threshold");
       }
-      return new runtime_pool(d, threshold, pool);
+      return std::shared_ptr<pool_core>(new runtime_pool(d, threshold, pool));
     } catch (...) {
       (void)backend::managed_pool_destroy(pool);
       throw;
@@ -435,17 +613,17 @@ class runtime_pool final : public pool_core {
   }
 
   void deallocate(void* p, backend::stream_handle s, std::uint64_t stamp) noexcept override {
+    block_node n;
     {  // forgotten before the runtime's free: the runtime may hand p out again at once
       spin_guard lock(lock_);
-      pool_block b;
-      if (!untrack(p, b)) return;
-      if (stamp != 0) {
-        b.stamp = stamp;
-        recent_[next_] = b;
+      n = untrack(p);
+      if (!n.empty() && stamp != 0) {
+        n.mapped().stamp = stamp;
+        recent_[next_] = n.mapped();
         next_ = (next_ + 1) % recent_count;
       }
     }
-    (void)backend::free_async(p, s);  // a failed release cannot be reported from here
+    if (!n.empty()) (void)backend::free_async(p, s);  // a failure cannot be reported from here
   }
   void trim_to(std::size_t keep, call_site where) override {
     check(backend::managed_pool_trim(pool_, keep), where);
@@ -455,29 +633,24 @@ class runtime_pool final : public pool_core {
 
  private:
   runtime_pool(const device& d, std::size_t threshold, backend::mem_pool_handle pool) noexcept
-      : pool_core(d, threshold, backend::success), pool_(pool) {}
+      : pool_core(d.device_id(), threshold, backend::success), pool_(pool) {}
 
   pool_block take(std::size_t bytes, backend::stream_handle s, bool, call_site where) override {
-    pool_block b;
+    block_node n = make_node<live_blocks>(block_key{0}, pool_block{});
+    pool_block& b = n.mapped();
     b.done = false;  // frees on s may be pending
     const backend::result r = backend::malloc_from_pool(&b.p, bytes, pool_, s);
     if (r.code != backend::success || b.p == nullptr) {
       throw_allocation_error(r, bytes, "managed_pool", where);
     }
-    try {
-      spin_guard lock(lock_);
-      track(b, bytes);
-      for (pool_block& x : recent_) {  // the stamp left at p by a free of at least `bytes`
-        if (x.p != b.p) continue;
-        b.stamp = x.asked >= bytes ? x.stamp : 0;
-        x = pool_block{};
-        break;
-      }
-    } catch (...) {
-      (void)backend::free_async(b.p, s);
-      throw;
+    spin_guard lock(lock_);
+    for (pool_block& x : recent_) {  // the stamp left at p by a free of at least `bytes`
+      if (x.p != b.p) continue;
+      b.stamp = x.asked >= bytes ? x.stamp : 0;
+      x = pool_block{};
+      break;
     }
-    return b;
+    return track(std::move(n), bytes);
   }
   void untake(const pool_block& b, backend::stream_handle s) noexcept override {
     deallocate(b.p, s, b.stamp);
@@ -541,16 +714,16 @@ class managed_pool {
   /// @brief A pool on the current device.
   /// @throws unimem::error when there is no GPU ("no GPU was found") or the runtime fails.
   explicit managed_pool(const managed_pool_options& o, call_site where = call_site::current())
-      : core_(make(device::current(where), o, where)) {}
+      : managed_pool(make(device::current(where), o, where)) {}
   /// @brief A pool on device d (its streams are d's). @throws unimem::error when the runtime fails.
   explicit managed_pool(const device& d, const managed_pool_options& o = managed_pool_options(),
                         call_site where = call_site::current())
-      : core_(make(d, o, where)) {}
+      : managed_pool(make(d, o, where)) {}
 
   managed_pool(const managed_pool&) = delete;             ///< Not copyable: owns its memory.
   managed_pool& operator=(const managed_pool&) = delete;  ///< Not copyable: owns its memory.
   /// @brief Takes the other pool; the other is left empty (moved-from).
-  managed_pool(managed_pool&& other) noexcept : core_(std::exchange(other.core_, nullptr)) {}
+  managed_pool(managed_pool&& other) noexcept = default;
   /// @brief Releases this pool (as the destructor does) and takes the other.
   managed_pool& operator=(managed_pool&& other) noexcept {
     managed_pool(std::move(other)).swap(*this);
@@ -560,7 +733,6 @@ class managed_pool {
   /// (a pool_buffer may outlive its pool) stay valid and are returned when deallocated.
   ~managed_pool() {
     if (core_ != nullptr) core_->close();
-    detail::pool_core::release(core_);
   }
   /// @brief Exchanges the two pools.
   void swap(managed_pool& other) noexcept { std::swap(core_, other.core_); }
@@ -628,22 +800,27 @@ class managed_pool {
   /// @brief False for a moved-from pool.
   [[nodiscard]] explicit operator bool() const noexcept { return core_ != nullptr; }
 
+ protected:
+  /// @brief A pool over `core`, the stream-ordered allocator behind it (the constructors above
+  /// choose one; a test gives its own), shared with the buffers from the pool.
+  explicit managed_pool(std::shared_ptr<detail::pool_core> core) noexcept
+      : core_(std::move(core)) {}
+
  private:
   template <class T>
   friend class pool_buffer;
 
-  static detail::pool_core* make(const device& d, const managed_pool_options& o,
-                                 call_site where) {
+  static std::shared_ptr<detail::pool_core> make(const device& d, const managed_pool_options& o,
+                                                 call_site where) {
     detail::require_device(d.device_id(), "unimem::managed_pool", where);  // "no GPU was found"
     native_status why = detail::backend::error_not_supported;  // not tried
 #if UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL
     if (o.use_runtime_pool) {
-      if (detail::pool_core* c = detail::runtime_pool::make(d, o.release_threshold, where, why)) {
-        return c;
-      }
+      auto c = detail::runtime_pool::make(d, o.release_threshold, where, why);
+      if (c != nullptr) return c;
     }
 #endif
-    return new detail::caching_pool(d, o.release_threshold, why);
+    return std::make_shared<detail::caching_pool>(d, o.release_threshold, why);
   }
   detail::pool_core& checked(const char* what) const {
     if (core_ == nullptr) {
@@ -662,7 +839,7 @@ class managed_pool {
     return bytes == 0 ? nullptr : c.allocate(bytes, s.get(), for_host, where);
   }
 
-  detail::pool_core* core_ = nullptr;  // one of its owners
+  std::shared_ptr<detail::pool_core> core_;  // shared with the buffers from it
 };
 
 /// @brief An array of T from a managed_pool, allocated and given back in the order of a stream,
@@ -700,7 +877,7 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
   /// @brief Takes the other's memory, stream and placement record; the other is left empty.
   pool_buffer(pool_buffer&& other) noexcept
       : base(std::move(static_cast<base&>(other))),
-        core_(std::exchange(other.core_, nullptr)),
+        core_(std::move(other.core_)),
         stream_(other.stream_),
         record_(std::move(other.record_)) {}
   /// @brief Gives this buffer's memory back (as the destructor does) and takes the other's.
@@ -713,7 +890,6 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
     if (this->data() != nullptr && core_ != nullptr) {
       core_->deallocate(this->data(), stream_.get(), record_.stamp());
     }
-    detail::pool_core::release(core_);
   }
   /// @brief The stream the memory is given back on.
   [[nodiscard]] stream_ref stream() const noexcept { return stream_; }
@@ -740,7 +916,7 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
             [&pool, s, &kept](std::size_t bytes, const char*, call_site w) {
               return pool.checked("allocate").allocate(bytes, s.get(), false, w, &kept.value);
             })),
-        core_(detail::pool_core::retain(pool.core_)),
+        core_(pool.core_),
         stream_(s) {
     record_.set(kept.value);
   }
@@ -749,7 +925,7 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
     return &b.record_;
   }
 
-  detail::pool_core* core_ = nullptr;  // one of the pool's owners
+  std::shared_ptr<detail::pool_core> core_;  // shared with the pool and its other buffers
   stream_ref stream_;
   mutable detail::placement_record record_;
 };

@@ -5,14 +5,14 @@
 #include "../core/config.hpp"
 #include "../core/detail/atomic.hpp"
 #include "../core/detail/owned_array.hpp"
-#include "managed_pool.hpp"
 #include "../core/stream_ref.hpp"
+#include "managed_pool.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory_resource>
 #include <new>
-#include <unordered_map>
 
 UNIMEM_BEGIN_NAMESPACE
 
@@ -40,22 +40,26 @@ class managed_pool_resource final : public std::pmr::memory_resource {
     void* raw = pool_->allocate_for_host(bytes + alignment, stream_);
     const auto address = reinterpret_cast<std::uintptr_t>(raw);
     void* aligned = reinterpret_cast<void*>((address + alignment - 1) & ~(alignment - 1));
+    originals::node_type n;
     try {
-      detail::spin_guard lock(lock_);
-      originals_.emplace(aligned, raw);
+      n = detail::make_node<originals>(aligned, raw);  // before the lock: it allocates
     } catch (...) {
       pool_->deallocate(raw, bytes + alignment, stream_);
       throw;
     }
+    detail::spin_guard lock(lock_);
+    originals_.insert(std::move(n));
     return aligned;
   }
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
     if (p != nullptr && alignment > detail::pool_min_block) {
-      detail::spin_guard lock(lock_);
-      const auto it = originals_.find(p);
-      if (it == originals_.end()) return;  // not ours
-      p = it->second;
-      originals_.erase(it);
+      originals::node_type n;  // freed after the lock
+      {
+        detail::spin_guard lock(lock_);
+        n = originals_.extract(p);
+      }
+      if (n.empty()) return;  // not ours
+      p = n.mapped();
     }
     pool_->deallocate(p, bytes, stream_);
   }
@@ -64,10 +68,11 @@ class managed_pool_resource final : public std::pmr::memory_resource {
     return this == &other;
   }
 
+  using originals = std::map<void*, void*>;  // map nodes: made and freed outside the lock
   managed_pool* pool_;
   stream_ref stream_;
   detail::atomic_cell<int> lock_{0};  // held through spin_guard, around originals_
-  std::unordered_map<void*, void*> originals_;
+  originals originals_;
 };
 
 UNIMEM_END_NAMESPACE

@@ -37,10 +37,3 @@
 #else
 #define UNIMEM_DETAIL_PLACEMENT(name) name
 #endif
-/// 1 where the runtime has managed pools (cudaMemAllocationTypeManaged, CUDA 13): only then
-/// managed_pool.hpp compiles its runtime-pool policy.
-#if CUDART_VERSION >= 13000
-#define UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL 1
-#else
-#define UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL 0
-#endif

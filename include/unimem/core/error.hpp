@@ -43,9 +43,7 @@ UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE fixed_text<1024> error_message(
 #else
     ;
 #endif
-}  // namespace detail
 
-namespace detail {
 /// An immutable string kept as the standard library keeps an exception's message: its copies
 /// share it, never throw and never allocate (no count of unimem's own). "" where it could not be
 /// made (out of memory).

@@ -49,9 +49,7 @@ void* allocate_or_throw(AllocateFn&& allocate, std::size_t bytes, const char* wh
   if (r.code != backend::success || p == nullptr) throw_allocation_error(r, bytes, what, where);
   return p;
 }
-}  // namespace detail
 
-namespace detail {
 /// The constants of a memory kind.
 template <bool Host, bool Device, bool Migrates, memory_residence Residence>
 struct memory_kind_traits {

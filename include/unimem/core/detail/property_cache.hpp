@@ -1,6 +1,6 @@
 // unimem (internal): the property cache. Each device's unchanging properties are read once, on
 // first use, into a lock-free list that lives as long as the process (late destructors may still
-// ask); device, placement and the buffers read them from here.
+// ask); the buffers read it here, device and placement through core/device.hpp.
 #pragma once
 
 #include "../capabilities.hpp"
@@ -106,17 +106,5 @@ UNIMEM_DETAIL_OUTLINE const cached_device& cached_entry(int id, call_site where)
     ;
 #endif
 
-/// The cached properties of device `id` (which must exist).
-inline const device_properties& cached_properties(int id, call_site where) {
-  return cached_entry(id, where).properties;
-}
-/// Whether placement may move pages for device `id`: it migrates them on demand (cached).
-inline bool device_migrates(int id, call_site where) {
-  return cached_entry(id, where).placement.migrates;
-}
-/// The unified-memory regime placement decides by for device `id` (cached).
-inline memory_regime device_regime(int id, call_site where) {
-  return cached_entry(id, where).placement.regime;
-}
 }  // namespace detail
 UNIMEM_END_NAMESPACE

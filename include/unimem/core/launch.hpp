@@ -57,9 +57,6 @@ struct located_config {
 #else
     ;
 #endif
-inline void check_config(const launch_config& cfg) {
-  if (cfg.block.empty()) throw_empty_block(cfg.block);
-}
 
 [[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_launch_error(
     backend::result r, const launch_config& cfg, call_site where)
@@ -85,43 +82,25 @@ void launch_parameters(void (*kernel)(Params...), const launch_config& cfg, call
   if (r.code != backend::success) throw_launch_error(r, cfg, where);
 }
 
-/// Sets `id` to cfg's launching device, made current (and `restore` armed) where it is not.
-UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void choose_launch_device(const launch_config& cfg,
-                                                                       call_site where, int& id,
-                                                                       device_restore& restore)
+/// cfg's launching device, made current (and `restore` armed) where it is not; one copy per
+/// program, not per kernel.
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE int choose_launch_device(const launch_config& cfg,
+                                                                      call_site where,
+                                                                      device_restore& restore)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   const int d = device_for(cfg.device_id, cfg.stream, "unimem::launch",
                            "launch_config::on_device()", where);
   const int current = current_device_id(where);
-  id = current;
-  if (d == no_device || d == current) return;
+  if (d == no_device || d == current) return current;
   require_device(d, "unimem::device", where, "");  // names it: unimem::error
   check(backend::set_device(d), where);
   restore.arm(current);
-  id = d;
+  return d;
 }
 #else
     ;
 #endif
-
-/// The launch's device, current for it and restored after; one copy per program, not per kernel.
-class launch_device {
- public:
-  launch_device(const launch_config& cfg, bool hooked, call_site where) {
-    // No named device, session or stream that knows its device: the current one, no query.
-    if (cfg.names_device() || hooked || cfg.stream.knows_device()) {
-      choose_launch_device(cfg, where, device_id, restore_);
-    }
-  }
-  launch_device(const launch_device&) = delete;
-  launch_device& operator=(const launch_device&) = delete;
-
-  int device_id = no_device;  ///< the launching device; no_device: the current one, not asked
-
- private:
-  device_restore restore_;  // the device current before, where the launch switched
-};
 
 }  // namespace detail
 
@@ -154,23 +133,22 @@ void launch(void (*kernel)(Params...), detail::located_config located, Args&&...
     if constexpr (detail::parameter_list<Params...>::template accepts<Args...>()) {
       const launch_config& cfg = located.cfg;
       const call_site where = located.where;
-      detail::check_config(cfg);
+      if (cfg.block.empty()) detail::throw_empty_block(cfg.block);
       if (cfg.empty()) return;  // no blocks: no work, no session, no runtime call
-      using sessions = detail::sessions_t<Args...>;
-      const detail::launch_device launching(cfg, !sessions::none, where);
-      if constexpr (sessions::none) {
-        detail::launch_parameters(
-            kernel, cfg, where,
-            detail::to_parameter<Params>(detail::kernel_value(std::forward<Args>(args)))...);
-      } else {
-        sessions hooks(launch_context{launching.device_id, cfg.stream, where});
-        (hooks.add(detail::launch_argument(args)), ...);
-        hooks.before_launch();
-        detail::launch_parameters(
-            kernel, cfg, where,
-            detail::to_parameter<Params>(detail::kernel_value(std::forward<Args>(args)))...);
-        hooks.after_launch();
-      }
+      using sessions = detail::sessions_t<Args...>;  // none: every call on `hooks` does nothing
+      // The launching device (made current, and restored after, where it is not); without a named
+      // device, a session or a stream that knows its device: the current one, unasked (no_device).
+      detail::device_restore restore;
+      const int device_id = cfg.names_device() || !sessions::none || cfg.stream.knows_device()
+                                ? detail::choose_launch_device(cfg, where, restore)
+                                : no_device;
+      sessions hooks(launch_context{device_id, cfg.stream, where});
+      (hooks.add(detail::launch_argument(args)), ...);
+      hooks.before_launch();
+      detail::launch_parameters(
+          kernel, cfg, where,
+          detail::to_parameter<Params>(detail::kernel_value(std::forward<Args>(args)))...);
+      hooks.after_launch();
     } else {
       detail::parameter_list<Params...>::template diagnose<Args...>(
           std::index_sequence_for<Args...>{});

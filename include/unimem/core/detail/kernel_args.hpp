@@ -80,20 +80,16 @@ using session_t = typename session_of<launch_argument_t<Arg>>::type;
 /// The distinct launch sessions of a launch's arguments, each made once (a base each).
 template <class... S>
 struct session_list {};
-template <class List, class S>
-struct add_session;
-template <class... In, class S>
-struct add_session<session_list<In...>, S> {
-  using type = std::conditional_t<std::is_void<S>::value || (std::is_same<In, S>::value || ...),
-                                  session_list<In...>, session_list<In..., S>>;
-};
 template <class List, class... S>
 struct distinct_sessions {
   using type = List;
 };
-template <class List, class S, class... More>
-struct distinct_sessions<List, S, More...>
-    : distinct_sessions<typename add_session<List, S>::type, More...> {};
+template <class... In, class S, class... More>
+struct distinct_sessions<session_list<In...>, S, More...>
+    : distinct_sessions<
+          std::conditional_t<std::is_void<S>::value || (std::is_same<In, S>::value || ...),
+                             session_list<In...>, session_list<In..., S>>,
+          More...> {};
 
 template <class List>
 struct sessions;

@@ -1,10 +1,7 @@
 /// @file
-/// @brief Configuration, the bottom layer; includes nothing: the backend, the ABI namespace,
-/// UNIMEM_HOST_DEVICE and call_site. The backend is HIP where UNIMEM_BACKEND_HIP or a HIP macro
-/// (__HIP__, __HIP_PLATFORM_AMD__/NVIDIA__) is defined, else CUDA under UNIMEM_BACKEND_CUDA or
-/// nvcc. hipcc on NVIDIA (HIP 5.x) defines no macro before the first HIP header: it gets CUDA
-/// (the same on an NVIDIA GPU) unless `<hip/hip_runtime.h>` comes first or -DUNIMEM_BACKEND_HIP
-/// is given (unimem::unimem passes it); docs/building.md, "How the backend is chosen".
+/// @brief Configuration, the bottom layer; includes nothing: the backend (HIP under
+/// UNIMEM_BACKEND_HIP or a HIP macro, else CUDA; docs/building.md, "How the backend is chosen"),
+/// the ABI namespace, UNIMEM_HOST_DEVICE and call_site.
 #pragma once
 
 #if defined(_MSVC_LANG)

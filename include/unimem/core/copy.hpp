@@ -96,11 +96,9 @@ constexpr void check_copy_types() {
                                                                                std::size_t sn)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  throw_refused<invalid_argument>(refusal(what)
-      .append(": the destination has ")
-      .append(dn)
-      .append(" elements and the source ")
-      .append(sn));
+  throw_refused<invalid_argument>(
+      refusal(what).append(": the destination has ").append(dn).append(" elements and the source ")
+          .append(sn));
 }
 #else
     ;

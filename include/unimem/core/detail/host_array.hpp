@@ -21,12 +21,8 @@ namespace detail {
                                                                               std::size_t size)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  throw_refused<out_of_range>(refusal("unimem::")
-      .append(buffer)
-      .append("::at(")
-      .append(i)
-      .append("): out of range, size is ")
-      .append(size));
+  throw_refused<out_of_range>(refusal("unimem::").append(buffer).append("::at(").append(i)
+      .append("): out of range, size is ").append(size));
 }
 #else
     ;

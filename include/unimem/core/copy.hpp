@@ -91,9 +91,8 @@ constexpr void check_copy_types() {
                 "unimem::copy: elements must be trivially copyable");
 }
 
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_size_mismatch(const char* what,
-                                                                               std::size_t dn,
-                                                                               std::size_t sn)
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_size_mismatch(
+    const char* what, std::size_t dn, std::size_t sn)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   throw_refused<invalid_argument>(

@@ -68,15 +68,14 @@ class kept_text {
 /// @brief What every failed GPU runtime call throws: catch it as `const unimem::error&` for the
 /// native status, the failed call and the user's file:line.
 ///
-/// An interface mixed into a standard exception (as boost::exception): out of memory throws
-/// unimem::out_of_memory, a `std::bad_alloc`; other failures unimem::runtime_error (and
-/// unimem::mpi::error), a `std::runtime_error`. Why: docs/architecture.md, "Errors: unimem's
-/// interfaces beside the standard's classes". what() names the failed call, the status's name and
-/// number, the runtime's text, the user's file:line (for UNIMEM_CHECK: the check's) and what unimem
-/// was doing, e.g. "unimem: <the MallocManaged call> failed: <...ErrorOutOfMemory> (2): out of
-/// memory [main.cpp:12] (managed_buffer: 1099511627776 bytes)"; without a usable GPU it starts "no
-/// GPU was found". Copying never throws (the texts are shared). Catch by reference: the interface
-/// is abstract.
+/// An interface mixed into a standard exception: out of memory throws unimem::out_of_memory, a
+/// `std::bad_alloc`; other failures unimem::runtime_error (and unimem::mpi::error), a
+/// `std::runtime_error` (why: docs/architecture.md, "Errors: unimem's interfaces beside the
+/// standard's classes"). what() names the failed call, the status's name, number and text, the
+/// user's file:line (UNIMEM_CHECK's for it) and what unimem was doing, e.g. "unimem:
+/// cudaMallocManaged(p, bytes, attach) failed: cudaErrorMemoryAllocation (2): out of memory
+/// [main.cpp:12] (managed_buffer: 1099511627776 bytes)"; without a usable GPU it starts "no GPU
+/// was found". Copying never throws (the texts are shared). Catch by reference: it is abstract.
 class error {
  public:
   /// @brief The whole message.
@@ -155,12 +154,12 @@ inline bool no_gpu_present() noexcept {
   return r.code != backend::success || n == 0;
 }
 
-/// Throws out_of_memory for the runtime's out-of-memory status, else runtime_error.
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_status(native_status status,
-                                                                        const char* call,
-                                                                        call_site where,
-                                                                        const char* context,
-                                                                        bool no_gpu)
+/// Throws unimem::error with `status`: out_of_memory for the runtime's out-of-memory status, else
+/// runtime_error. Called directly for a failure unimem detects itself (no runtime call failed):
+/// `call` names the unimem call, `context` says why.
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void fail(
+    native_status status, const char* call, call_site where, const char* context,
+    bool no_gpu = false)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   if (status == backend::error_out_of_memory) {
@@ -173,13 +172,12 @@ inline bool no_gpu_present() noexcept {
 #endif
 
 /// The cold path of check(): clears the runtime's last error (a sticky one stays) and throws.
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_error(backend::result r,
-                                                                       call_site where,
-                                                                       const char* context = "")
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_error(
+    backend::result r, call_site where, const char* context = "")
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   (void)backend::take_last_error();
-  throw_status(r.code, r.call, where, context, no_gpu_present());
+  fail(r.code, r.call, where, context, no_gpu_present());
 }
 #else
     ;
@@ -188,19 +186,6 @@ inline bool no_gpu_present() noexcept {
 inline void check(backend::result r, call_site where) {
   if (r.code != backend::success) throw_error(r, where);
 }
-
-/// Throws unimem::error with `status` for a failure unimem detects itself (no runtime call
-/// failed): `call` names the unimem call, `context` says why.
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void fail(native_status status,
-                                                                const char* call, call_site where,
-                                                                const char* context)
-#if UNIMEM_DETAIL_DEFINE_OUTLINE
-{
-  throw_status(status, call, where, context, false);
-}
-#else
-    ;
-#endif
 
 /// A stream or event query's answer: false for "not ready", true for success, else throws.
 /// Where the runtime records "not ready" as the last error (HIP on AMD), only that is cleared:

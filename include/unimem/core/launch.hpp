@@ -84,9 +84,8 @@ void launch_parameters(void (*kernel)(Params...), const launch_config& cfg, call
 
 /// cfg's launching device, made current (and `restore` armed) where it is not; one copy per
 /// program, not per kernel.
-UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE int choose_launch_device(const launch_config& cfg,
-                                                                      call_site where,
-                                                                      device_restore& restore)
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE int choose_launch_device(
+    const launch_config& cfg, call_site where, device_restore& restore)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   const int d = device_for(cfg.device_id, cfg.stream, "unimem::launch",

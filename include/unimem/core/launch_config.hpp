@@ -103,9 +103,8 @@ struct launch_config {
 inline constexpr std::uint64_t max_grid_x = 0x7fffffffu;
 
 namespace detail {
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_grid_for(std::uint64_t n,
-                                                                          unsigned block,
-                                                                          std::uint64_t blocks)
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_grid_for(
+    std::uint64_t n, unsigned block, std::uint64_t blocks)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   if (block == 0) {

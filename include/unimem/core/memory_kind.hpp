@@ -25,10 +25,8 @@ enum class memory_residence {
 
 namespace detail {
 /// Cold path of allocate_or_throw (a null pointer with success counts as an invalid value).
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_allocation_error(backend::result r,
-                                                                                  std::size_t bytes,
-                                                                                  const char* what,
-                                                                                  call_site where)
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_allocation_error(
+    backend::result r, std::size_t bytes, const char* what, call_site where)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   throw_error(

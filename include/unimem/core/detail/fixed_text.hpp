@@ -39,9 +39,8 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void format_decimal(char* digits, b
 #endif
 
 /// Appends s to the `length` characters at out, cut at capacity - 1; serves every fixed_text<N>.
-UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void append_cut(char* out, std::size_t& length,
-                                                             std::size_t capacity,
-                                                             const char* s) noexcept
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void append_cut(
+    char* out, std::size_t& length, std::size_t capacity, const char* s) noexcept
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   while (s != nullptr && *s != '\0' && length + 1 < capacity) out[length++] = *s++;

@@ -16,9 +16,8 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_out_of_range(const char* buffer,
-                                                                              std::size_t i,
-                                                                              std::size_t size)
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_out_of_range(
+    const char* buffer, std::size_t i, std::size_t size)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   throw_refused<out_of_range>(refusal("unimem::").append(buffer).append("::at(").append(i)

@@ -11,8 +11,8 @@
 #include <type_traits>
 #include <utility>
 
-// Called from outside unimem, where no unimem_view is declared, so that ADL alone finds it
-// (nvcc's front end would otherwise qualify the call with what ordinary lookup saw).
+// Outside unimem, where no unimem_view is declared, ADL alone finds it (else nvcc's front end
+// qualifies the call with what ordinary lookup saw).
 namespace unimem_detail_adl {
 template <class C>
 constexpr auto view_hook(C& c) noexcept(noexcept(unimem_view(c))) -> decltype(unimem_view(c)) {

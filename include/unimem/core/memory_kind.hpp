@@ -1,9 +1,8 @@
 /// @file
 /// @brief The memory kinds managed_memory, device_memory and pinned_memory, which the buffers,
-/// managed_allocator, the pmr resources and copy() read: `name`, `buffer_name` (for messages), the
-/// constants of detail::memory_kind_traits, `static void* allocate(std::size_t bytes, const char*
-/// what, call_site where)` (throws unimem::error, never returns null) and `static void
-/// deallocate(void* p, std::size_t bytes) noexcept` (given what allocate was asked for).
+/// managed_allocator, the pmr resources and copy() read: names for messages, the constants of
+/// detail::memory_kind_traits, allocate() (throws unimem::error, never returns null) and
+/// deallocate() (never throws; given the size allocate() was asked for).
 #pragma once
 
 #include <cstddef>

@@ -1,10 +1,8 @@
 // unimem: how launch() turns its arguments into kernel parameters (pure traits; not public).
-// One customization point, found by ADL: unimem_launch_argument(arg) returns the object launch()
-// works with. That object gives the kernel its value (kernel_value(), else itself), and may name
-// a launch session (`using launch_session = S;`): one S per launch, made with the launch's
-// context, takes every such argument (S::add), runs before the kernel is queued and after
-// (docs/architecture.md, "Extending the launch"). Without the hook a container reaches kernels as
-// its view, anything else as itself.
+// unimem_launch_argument(arg), found by ADL, gives the object launch() works with: the kernel gets
+// its kernel_value() (else it), and its `using launch_session = S;` makes one S per launch from
+// the launch_context (S::add takes each such argument; S runs before the kernel and after).
+// Without the hook a container reaches kernels as its view, anything else as itself.
 #pragma once
 
 #include "../config.hpp"

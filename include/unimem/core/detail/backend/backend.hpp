@@ -121,9 +121,6 @@ UNIMEM_DETAIL_OUTLINE result get_properties(native_properties& out, int id)
   out.total_memory = p.totalGlobalMem;
   out.major = p.major;
   out.minor = p.minor;
-  out.pci_domain = p.pciDomainID;
-  out.pci_bus = p.pciBusID;
-  out.pci_device = p.pciDeviceID;
   return r;
 }
 #else

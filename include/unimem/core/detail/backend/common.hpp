@@ -54,9 +54,6 @@ struct native_properties {
   std::size_t total_memory = 0;
   int major = 0;
   int minor = 0;
-  int pci_domain = 0;
-  int pci_bus = 0;
-  int pci_device = 0;
 };
 /// Copies the C string s into the array `out`, cutting it to fit.
 template <std::size_t N>

@@ -1,6 +1,5 @@
 /// @file
-/// @brief argument_error and its three exceptions, thrown for refused arguments before any
-/// runtime call. Runtime-free.
+/// @brief Runtime-free: argument_error and its three exceptions, thrown before any runtime call.
 #pragma once
 
 #include "config.hpp"
@@ -40,8 +39,7 @@ class length_error : public std::length_error, public argument_error {
   [[nodiscard]] const char* what() const noexcept override { return std::length_error::what(); }
 };
 
-/// @brief An index or sub-range outside a buffer or view: a `std::out_of_range` and a
-/// unimem::argument_error.
+/// @brief An index or range outside a buffer or view: a `std::out_of_range` and an argument_error.
 class out_of_range : public std::out_of_range, public argument_error {
  public:
   /// @brief An error with the message `what`.

@@ -1,6 +1,5 @@
 /// @file
-/// @brief unimem::error, what every failed GPU runtime call throws, and UNIMEM_CHECK for your
-/// own runtime calls.
+/// @brief unimem::error, what every failed GPU runtime call throws; UNIMEM_CHECK for your own.
 #pragma once
 
 #include "config.hpp"
@@ -44,9 +43,8 @@ UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE fixed_text<1024> error_message(
     ;
 #endif
 
-/// An immutable string kept as the standard library keeps an exception's message: its copies
-/// share it, never throw and never allocate (no count of unimem's own). "" where it could not be
-/// made (out of memory).
+/// An immutable string kept as the standard library keeps an exception's message: copies share
+/// it, never throw nor allocate (no count of unimem's own); "" where it could not be made (OOM).
 class kept_text {
  public:
   UNIMEM_DETAIL_COLD explicit kept_text(const char* s) noexcept : text_(keep(s)) {}
@@ -114,8 +112,7 @@ class error {
   bool no_gpu_;
 };
 
-/// @brief A failed GPU runtime call other than out of memory: a `std::runtime_error` and a
-/// unimem::error.
+/// @brief A failed runtime call, not out of memory: a `std::runtime_error` and a unimem::error.
 class runtime_error : public std::runtime_error, public error {
  public:
   /// @brief An error for a failed call; `context`: what unimem was doing, or empty; `no_gpu`: the

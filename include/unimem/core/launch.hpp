@@ -1,6 +1,5 @@
 /// @file
-/// @brief launch(), a kernel launch whose arguments are checked against the kernel's parameters
-/// at compile time.
+/// @brief launch(), a kernel launch with its arguments checked against the kernel at compile time.
 #pragma once
 
 #include "argument_error.hpp"
@@ -82,8 +81,7 @@ void launch_parameters(void (*kernel)(Params...), const launch_config& cfg, call
   if (r.code != backend::success) throw_launch_error(r, cfg, where);
 }
 
-/// cfg's launching device, made current (and `restore` armed) where it is not; one copy per
-/// program, not per kernel.
+/// cfg's launching device, made current (and `restore` armed) where it is not; one per program.
 UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE int choose_launch_device(
     const launch_config& cfg, call_site where, device_restore& restore)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE

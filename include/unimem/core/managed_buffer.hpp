@@ -34,9 +34,8 @@ inline constexpr host_attached_t host_attached{};
 inline constexpr std::size_t gpu_value_init_min_bytes = std::size_t{1} << 20;
 
 namespace detail {
-/// Zeroes managed memory on device d, if its pages migrate there: prefetched (not on an APU,
-/// where nothing moves) and set on the calling thread's per-thread stream, waited for. False
-/// (nothing done) where they do not migrate.
+/// Zeroes managed memory on device d if its pages migrate there (else false, nothing done):
+/// prefetched (not on an APU) and set on the calling thread's per-thread stream, waited for.
 inline bool zero_on_gpu(void* p, std::size_t bytes, int d, call_site where) {
   const cached_device& device = cached_entry(d, where);
   if (!device.placement.migrates) return false;

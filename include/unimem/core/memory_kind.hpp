@@ -36,8 +36,7 @@ namespace detail {
     ;
 #endif
 
-/// Allocates through a backend call and turns a failure (or a null pointer) into unimem::error
-/// naming `what` and the size.
+/// Allocates by a backend call; a failure (or null) throws unimem::error naming `what` and size.
 template <class AllocateFn>
 void* allocate_or_throw(AllocateFn&& allocate, std::size_t bytes, const char* what,
                         call_site where) {

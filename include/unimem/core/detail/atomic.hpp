@@ -16,9 +16,8 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 
-/// An integer or pointer read and written atomically: acquire loads, release stores;
-/// compare_exchange (on failure reads the value into `expected`) and fetch_add (returns the value
-/// before) are acquire-release.
+/// An integer or pointer read and written atomically: acquire loads, release stores, acq_rel
+/// compare_exchange (on failure reads the value into `expected`) and fetch_add (returns the old).
 template <class T>
 class atomic_cell {
   static_assert(std::is_integral<T>::value || std::is_pointer<T>::value,

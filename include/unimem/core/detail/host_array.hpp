@@ -27,8 +27,7 @@ namespace detail {
     ;
 #endif
 
-/// array_base plus element access, iterators and host-side constructors, for kinds the CPU can
-/// read and write directly.
+/// array_base plus element access, iterators and host-side constructors, for CPU-accessible kinds.
 template <class T, class Kind>
 class host_array : public array_base<T, Kind> {
   using storage = owned_array<T, Kind>;

@@ -20,8 +20,7 @@ using ctx_get_device_fn = int (*)(int*);
 inline void forget_if_last(cudaError_t r) noexcept {
   if (r != cudaSuccess && cudaPeekAtLastError() == r) (void)cudaGetLastError();
 }
-/// The driver function `name` in its CUDA 11.8 ABI (later runtimes may hand out a newer one),
-/// or null.
+/// The driver function `name` in its CUDA 11.8 ABI (a later runtime's may differ), or null.
 template <class Fn>
 Fn entry(const char* name) noexcept {
   void* p = nullptr;

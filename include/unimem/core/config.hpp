@@ -49,8 +49,7 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 #define UNIMEM_DETAIL_ABI_NAMESPACE v0_cuda
 #endif
 
-// An inline namespace per backend: translation units of different backends fail to link
-// instead of silently violating the one-definition rule.
+// The inline namespace per backend (see namespace unimem below).
 #define UNIMEM_BEGIN_NAMESPACE \
   namespace unimem {           \
   inline namespace UNIMEM_DETAIL_ABI_NAMESPACE {

@@ -106,14 +106,13 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE int choose_launch_device(
 /// Arguments are checked at compile time against the kernel's parameters: a buffer or opted-in
 /// container becomes `T*` or `view<T>` (a const one `const T*` or `view<const T>`), anything
 /// else must be trivially copyable and convert; a std::vector is refused. Name a kernel template
-/// with its arguments (kernel<float>). Launch errors throw at once, kernel errors surface at the
-/// next synchronisation; an empty grid launches nothing. An argument may go through the one
-/// customization point, `unimem_launch_argument` (found by ADL): the access tags of
-/// <unimem/placement/access.hpp> do, and place their ranges on the launching device first
-/// (docs/architecture.md, "Extending the launch"). The launching device: cfg.device_id (made
-/// current for the launch); else the stream's where known (a native handle is asked only where
-/// an argument has a launch session); else the current one. Errors name the launch() call's
-/// file and line.
+/// with its arguments (kernel<float>). Launch errors throw at once, naming the launch() call's
+/// file and line; kernel errors surface at the next synchronisation; an empty grid launches
+/// nothing. An argument may go through the one customization point, `unimem_launch_argument`
+/// (found by ADL), as the access tags of <unimem/placement/access.hpp> do to place their ranges on
+/// the launching device first (docs/architecture.md, "Extending the launch"). The launching
+/// device: cfg.device_id (made current for the launch); else the stream's where known (a native
+/// handle is asked only where an argument has a launch session); else the current one.
 /// @code
 ///   __global__ void vector_add(const float* a, const float* b, float* c, std::size_t n);
 ///   unimem::launch(vector_add, unimem::grid_for(n), a, b, c, n);

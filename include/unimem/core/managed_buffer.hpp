@@ -79,9 +79,8 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   /// @brief n value-initialised elements: trivially default constructible T of at least
   /// gpu_value_init_min_bytes are zeroed on a current device that migrates on demand, on the
   /// per-thread default stream (waited for; of other streams only the legacy default stream's
-  /// work), 65-80x faster than a CPU memset where the GPU writes first, 3.3x where the CPU does
-  /// (H200, docs/pitfalls.md, section 14); otherwise by the CPU. Choose with first_touch(),
-  /// which also records where the pages are (a tagged launch then moves nothing).
+  /// work; the gain: docs/pitfalls.md, section 14), otherwise by the CPU. Choose with
+  /// first_touch(), which also records where the pages are (a tagged launch then moves nothing).
   /// @throws unimem::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
   /// @throws unimem::error when the runtime cannot allocate, or the zeroing on the GPU fails.
   explicit managed_buffer(size_type n, call_site where = call_site::current())

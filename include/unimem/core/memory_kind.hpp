@@ -73,8 +73,7 @@ struct managed_memory
         [](void** p, std::size_t b) { return detail::backend::malloc_managed(p, b); }, bytes, what,
         where);
   }
-  /// @brief The same, attached to the host (cudaMemAttachHost): kernels may not touch it until
-  /// attach(); without concurrent managed access, the CPU may use it while kernels run.
+  /// @brief The same, attached to the host (cudaMemAttachHost; see host_attached_t).
   /// @throws unimem::error as allocate().
   static void* allocate_host_attached(std::size_t bytes, const char* what, call_site where) {
     return detail::allocate_or_throw(

@@ -33,7 +33,7 @@ void for_each_attribute(device_properties& p, F&& f) {
 /// A device's unchanging properties, read on first use (a query costs microseconds to ms).
 /// Never copied nor freed: name and architecture point into `native` and are handed out.
 struct cached_device {
-  cached_device(int device, call_site where) : id(device) {
+  cached_device(int device, call_site where) {
     check(backend::get_properties(native, device), where);
     for_each_attribute(properties, [&](auto& field, backend::device_attribute a) {
       int v = 0;
@@ -63,7 +63,6 @@ struct cached_device {
     bool migrates;
     memory_regime regime;
   } placement;
-  int id;
   const cached_device* next = nullptr;  // the next device in the same list
 };
 
@@ -87,14 +86,14 @@ UNIMEM_DETAIL_OUTLINE const cached_device& cached_entry(int id, call_site where)
       id >= 0 && id < cached_devices ? property_cache()[id] : overflow_cache();
   const cached_device* first = head.load();
   for (const cached_device* c = first; c != nullptr; c = c->next) {
-    if (c->id == id) return *c;
+    if (c->properties.device_id == id) return *c;
   }
   // First use: read (a failure throws, publishing nothing), then publish; of racing threads the
   // first to publish wins and the others drop their identical copies.
   cached_device* fresh = new cached_device(id, where);
   for (fresh->next = first; !head.compare_exchange(first, fresh); fresh->next = first) {
     for (const cached_device* c = first; c != fresh->next; c = c->next) {  // what came since
-      if (c->id == id) {
+      if (c->properties.device_id == id) {
         delete fresh;
         return *c;
       }

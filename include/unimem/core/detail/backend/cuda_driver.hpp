@@ -11,11 +11,6 @@ UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
 namespace cuda_driver {
-// Driver signatures in plain types, without cuda.h: CUresult int (0: success), CUdevice int.
-using stream_get_ctx_fn = int (*)(cudaStream_t, void**);
-using ctx_push_fn = int (*)(void*);
-using ctx_pop_fn = int (*)(void**);
-using ctx_get_device_fn = int (*)(int*);
 /// Clears the runtime's last error if it is `r`, our call's status (backend::forget_if_last).
 inline void forget_if_last(cudaError_t r) noexcept {
   if (r != cudaSuccess && cudaPeekAtLastError() == r) (void)cudaGetLastError();
@@ -44,10 +39,11 @@ Fn entry(const char* name) noexcept {
 UNIMEM_DETAIL_OUTLINE bool stream_device(cudaStream_t s, int* id) noexcept
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  static const auto get_ctx = entry<stream_get_ctx_fn>("cuStreamGetCtx");
-  static const auto push = entry<ctx_push_fn>("cuCtxPushCurrent");
-  static const auto pop = entry<ctx_pop_fn>("cuCtxPopCurrent");
-  static const auto get_device = entry<ctx_get_device_fn>("cuCtxGetDevice");
+  // Driver signatures in plain types, without cuda.h: CUresult int (0: success), CUdevice int.
+  static const auto get_ctx = entry<int (*)(cudaStream_t, void**)>("cuStreamGetCtx");
+  static const auto push = entry<int (*)(void*)>("cuCtxPushCurrent");
+  static const auto pop = entry<int (*)(void**)>("cuCtxPopCurrent");
+  static const auto get_device = entry<int (*)(int*)>("cuCtxGetDevice");
   if (get_ctx == nullptr || push == nullptr || pop == nullptr || get_device == nullptr) {
     return false;
   }

@@ -1,7 +1,6 @@
 /// @file
-/// @brief What a GPU can do with managed memory, as plain values: memory_capabilities,
-/// memory_regime and regime_of() (pure: testable without a GPU), compute_mode, and
-/// device_properties, everything unimem reads of one GPU. Runtime-free.
+/// @brief What a GPU can do with managed memory, as plain runtime-free values: memory_regime and
+/// regime_of() (pure), memory_capabilities, compute_mode, device_properties (all unimem reads).
 #pragma once
 
 #include "config.hpp"

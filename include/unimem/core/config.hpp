@@ -1,7 +1,6 @@
 /// @file
-/// @brief Configuration, the bottom layer; includes nothing: the backend (HIP under
-/// UNIMEM_BACKEND_HIP or a HIP macro, else CUDA; docs/building.md, "How the backend is chosen"),
-/// the ABI namespace, UNIMEM_HOST_DEVICE and call_site.
+/// @brief Configuration, the bottom layer (includes nothing): the backend (docs/building.md, "How
+/// the backend is chosen"), the ABI namespace, UNIMEM_HOST_DEVICE and call_site.
 #pragma once
 
 #if defined(_MSVC_LANG)

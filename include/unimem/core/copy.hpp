@@ -11,11 +11,8 @@
 #include "memory_kind.hpp"
 #include "detail/stream_calls.hpp"
 #include "stream_ref.hpp"
-#include "view.hpp"
 
 #include <cstddef>
-#include <cstdint>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 

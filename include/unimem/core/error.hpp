@@ -6,7 +6,6 @@
 #include "detail/backend/backend.hpp"
 #include "detail/fixed_text.hpp"
 
-#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 
@@ -78,8 +77,7 @@ class error {
  public:
   /// @brief The whole message.
   [[nodiscard]] virtual const char* what() const noexcept = 0;
-  /// @brief The native status (hipError_t or cudaError_t); for a unimem::mpi::error, "unknown
-  /// error" (mpi::error::code() is MPI's code).
+  /// @brief The native status (hipError_t or cudaError_t); "unknown error" for an mpi::error.
   [[nodiscard]] native_status code() const noexcept { return code_; }
   /// @brief The status's name, e.g. "cudaErrorInvalidConfiguration".
   [[nodiscard]] const char* code_name() const noexcept {
@@ -151,9 +149,8 @@ inline bool no_gpu_present() noexcept {
   return r.code != backend::success || n == 0;
 }
 
-/// Throws unimem::error with `status`: out_of_memory for the runtime's out-of-memory status, else
-/// runtime_error. Called directly for a failure unimem detects itself (no runtime call failed):
-/// `call` names the unimem call, `context` says why.
+/// Throws out_of_memory for the runtime's out-of-memory status, else runtime_error; called directly
+/// where unimem detects a failure itself (`call`: the unimem call, `context`: why).
 [[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void fail(
     native_status status, const char* call, call_site where, const char* context,
     bool no_gpu = false)
@@ -184,9 +181,8 @@ inline void check(backend::result r, call_site where) {
   if (r.code != backend::success) throw_error(r, where);
 }
 
-/// A stream or event query's answer: false for "not ready", true for success, else throws.
-/// Where the runtime records "not ready" as the last error (HIP on AMD), only that is cleared:
-/// an error the caller's own calls left pending stays.
+/// A stream or event query's answer: false for "not ready", true for success, else throws. Only
+/// our "not ready" is cleared as last error (HIP on AMD records it), not one the caller left.
 inline bool query_ready(backend::result r, call_site where) {
   if (r.code == backend::error_not_ready) {
     backend::forget_if_last(r.code);

@@ -13,8 +13,6 @@
 #include "detail/stream_calls.hpp"
 
 #include <cstddef>
-#include <cstdint>
-#include <type_traits>
 #include <utility>
 
 UNIMEM_BEGIN_NAMESPACE
@@ -117,8 +115,7 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE int choose_launch_device(
 ///   __global__ void vector_add(const float* a, const float* b, float* c, std::size_t n);
 ///   unimem::launch(vector_add, unimem::grid_for(n), a, b, c, n);
 /// @endcode
-/// @throws unimem::error when the runtime rejects the launch, or the stream belongs to another
-/// device than cfg.device_id.
+/// @throws unimem::error when the runtime rejects the launch, or the stream is not cfg.device_id's.
 /// @throws unimem::invalid_argument when a block extent is zero.
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), detail::located_config located, Args&&... args) {

@@ -11,11 +11,9 @@
 #include "device_count.hpp"
 #include "error.hpp"
 #include "memory_kind.hpp"
-#include "view.hpp"
 
 #include <cstddef>
 #include <initializer_list>
-#include <new>
 #include <type_traits>
 
 UNIMEM_BEGIN_NAMESPACE
@@ -112,9 +110,8 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
       : base(detail::owned_array<T, managed_memory>(n, managed_memory::buffer_name, where,
                                                     &managed_memory::allocate_host_attached)) {}
 
-  /// @brief n zero-initialised elements whose pages start at ft's location (first_touch(),
-  /// placement/placement.hpp): on a device, prefetched and zeroed there in the order of
-  /// ft.stream (waited for); on the host, by the CPU.
+  /// @brief n zero-initialised elements whose pages start at ft's location (first_touch()): on a
+  /// device, prefetched and zeroed there in ft.stream's order (waited for); on the host by the CPU.
   /// @throws unimem::error when ft.stream belongs to another device than ft's location.
   template <class FirstTouch, std::enable_if_t<detail::is_first_touch<FirstTouch>::value, int> = 0>
   managed_buffer(size_type n, FirstTouch ft, call_site where = call_site::current())

@@ -6,11 +6,9 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
-#include "detail/owned_array.hpp"
 #include "error.hpp"
 
 UNIMEM_BEGIN_NAMESPACE
@@ -66,8 +64,7 @@ struct managed_memory
   static constexpr const char* name = "managed";                ///< For messages.
   static constexpr const char* buffer_name = "managed_buffer";  ///< For messages.
   /// @brief hipMallocManaged / cudaMallocManaged, attached globally.
-  /// @throws unimem::error when the runtime cannot allocate, naming `what`, the size in bytes
-  /// and `where`; never returns null.
+  /// @throws unimem::error, naming `what`, the bytes and `where`, if it cannot; never returns null.
   static void* allocate(std::size_t bytes, const char* what, call_site where) {
     return detail::allocate_or_throw(
         [](void** p, std::size_t b) { return detail::backend::malloc_managed(p, b); }, bytes, what,

@@ -1,7 +1,6 @@
-// unimem: atomic_cell, for process-wide flags and caches, placement records and the locks of
-// spin_guard.hpp (not public). GCC, Clang and nvcc's host compilers use the __atomic builtins:
-// <atomic> costs a small CUDA translation unit about 5 % more compile time
-// (scripts/compile_time.sh). Other compilers get std::atomic.
+// unimem: atomic_cell (not public), for process-wide flags and caches, placement records and the
+// locks of spin_guard.hpp. GCC, Clang and nvcc's host compilers use the __atomic builtins (<atomic>
+// costs a small CUDA TU about 5 % more compile time, scripts/compile_time.sh); others std::atomic.
 #pragma once
 
 #include "../config.hpp"

@@ -4,7 +4,6 @@
 #include "../config.hpp"
 
 #include <cstddef>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 

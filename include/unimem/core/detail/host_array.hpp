@@ -3,7 +3,6 @@
 
 #include "../argument_error.hpp"
 #include "../config.hpp"
-#include "../view.hpp"
 #include "owned_array.hpp"
 
 #include <cstddef>

@@ -1,5 +1,4 @@
-// unimem: the ownership core of the buffers (not a public header): an array of T in a memory
-// kind (memory_kind.hpp), and the one rule for allocation sizes.
+// unimem: the buffers' ownership core (not public): an array of T in a memory kind; the size rule.
 #pragma once
 
 #include "../argument_error.hpp"

@@ -6,7 +6,6 @@
 #include "../config.hpp"
 #include "atomic.hpp"
 
-#include <cstddef>
 #include <cstdint>
 
 UNIMEM_BEGIN_NAMESPACE

@@ -57,8 +57,7 @@ struct cached_device {
 
   backend::native_properties native;
   device_properties properties;
-  /// What placement decides by: the properties' own, except where a test pretends otherwise
-  /// (tests/test_support.hpp: the device's properties stay real).
+  /// What placement decides by: the properties' own, unless a test pretends (test_support.hpp).
   struct {
     bool migrates;
     memory_regime regime;

@@ -16,7 +16,7 @@
 #endif
 
 #include <cstdint>
-#include <new>
+#include <cstring>
 #include <type_traits>
 
 UNIMEM_BEGIN_NAMESPACE

@@ -1,6 +1,5 @@
 // unimem: the few CUDA driver functions unimem needs (NVIDIA only), by the runtime's entry-point
-// query: nothing links libcuda, so a machine without a driver loads the program, and every
-// function here answers "unknown" when the driver cannot be reached.
+// query: nothing links libcuda; without a driver, every function here answers "unknown".
 #pragma once
 
 #include <cuda_runtime_api.h>

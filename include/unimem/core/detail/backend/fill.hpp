@@ -5,6 +5,8 @@
 #include "backend.hpp"
 #include "pointers.hpp"
 
+#include <new>
+
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {

@@ -8,7 +8,6 @@
 #include "memory_kind.hpp"
 #include "view.hpp"
 
-#include <cstddef>
 #include <initializer_list>
 #include <type_traits>
 

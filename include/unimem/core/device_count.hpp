@@ -30,10 +30,8 @@ namespace detail {
 {
   fixed_text<128> call_text(call);
   if (id_prefix != nullptr) call_text.append("(").append(id_prefix).append(id).append(")");
-  fixed_text<64> context("device_count() is ");
-  context.append(count);
   throw runtime_error(backend::error_invalid_device, call_text.c_str(), where.file, where.line,
-                      context.c_str(), count == 0);
+                      fixed_text<64>("device_count() is ").append(count).c_str(), count == 0);
 }
 #else
     ;

@@ -8,7 +8,6 @@
 #include "detail/kernel_args.hpp"
 #include "device_count.hpp"
 #include "error.hpp"
-#include "kernel_argument.hpp"
 #include "launch_config.hpp"
 #include "detail/stream_calls.hpp"
 

@@ -7,7 +7,6 @@
 #include "detail/owned_array.hpp"
 #include "memory_kind.hpp"
 
-#include <cstddef>
 #include <initializer_list>
 
 UNIMEM_BEGIN_NAMESPACE

@@ -7,7 +7,6 @@
 
 #include "../config.hpp"
 #include "../kernel_argument.hpp"
-#include "../view.hpp"
 
 #include <cstddef>
 #include <type_traits>

@@ -1,6 +1,5 @@
 /// @file
-/// @brief argument_error and its three exceptions, thrown for refused arguments before any
-/// runtime call. Runtime-free.
+/// @brief Runtime-free: argument_error and its three exceptions, thrown before any runtime call.
 #pragma once
 
 #include "config.hpp"
@@ -15,10 +14,9 @@ UNIMEM_BEGIN_NAMESPACE
 ///
 /// Each thrown object is also the standard logic error that fits: unimem::length_error (a size
 /// beyond a limit), unimem::out_of_range (an index or sub-range outside a buffer or view) or
-/// unimem::invalid_argument (any other). So `catch (const unimem::argument_error&)`, `catch (const
-/// std::logic_error&)` and the standard names each catch what they name. (argument_error cannot
-/// derive from std::logic_error: the three would hold two, and a catch of std::logic_error would
-/// match none.) Catch it by reference.
+/// unimem::invalid_argument (any other), so a catch of this interface, of std::logic_error or of
+/// the standard class catches it (why an interface: docs/architecture.md, "Errors: unimem's
+/// interfaces beside the standard's classes"). Catch it by reference.
 class argument_error {
  public:
   /// @brief The message: the call and the values it refused.
@@ -41,8 +39,7 @@ class length_error : public std::length_error, public argument_error {
   [[nodiscard]] const char* what() const noexcept override { return std::length_error::what(); }
 };
 
-/// @brief An index or sub-range outside a buffer or view: a `std::out_of_range` and a
-/// unimem::argument_error.
+/// @brief An index or range outside a buffer or view: a `std::out_of_range` and an argument_error.
 class out_of_range : public std::out_of_range, public argument_error {
  public:
   /// @brief An error with the message `what`.

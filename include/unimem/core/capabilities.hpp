@@ -1,7 +1,6 @@
 /// @file
-/// @brief What a GPU can do with managed memory, as plain values: memory_capabilities,
-/// memory_regime and regime_of() (pure: testable without a GPU), compute_mode, and
-/// device_properties, everything unimem reads of one GPU. Runtime-free.
+/// @brief What a GPU can do with managed memory, as plain runtime-free values: memory_regime and
+/// regime_of() (pure), memory_capabilities, compute_mode, device_properties (all unimem reads).
 #pragma once
 
 #include "config.hpp"
@@ -40,8 +39,7 @@ enum class memory_regime {
   no_managed_memory,  ///< The device cannot allocate managed memory at all.
 };
 
-/// @brief A GPU's managed-memory capabilities as the runtime reports them (the base of
-/// device_properties and of regime_attributes).
+/// @brief A GPU's managed-memory capabilities (base of device_properties, regime_attributes).
 struct memory_capabilities {
   bool managed_memory = false;  ///< The device can allocate managed memory.
   /// @brief CPU and GPU may access managed memory concurrently. On NVIDIA this makes pages
@@ -65,8 +63,7 @@ struct regime_attributes : memory_capabilities {
   }
 };
 
-/// @brief The regime of a device with these attributes (no runtime call); an integrated GPU is
-/// apu whatever XNACK says.
+/// @brief The regime of a device with these attributes (no runtime call); integrated: always apu.
 /// @code
 ///   unimem::regime_attributes h200;  // the H200: managed 1, concurrent 1, pageable 0
 ///   h200.managed_memory = h200.concurrent_managed_access = true;

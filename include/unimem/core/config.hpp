@@ -1,10 +1,6 @@
 /// @file
-/// @brief Configuration, the bottom layer; includes nothing: the backend, the ABI namespace,
-/// UNIMEM_HOST_DEVICE and call_site. The backend is HIP where UNIMEM_BACKEND_HIP or a HIP macro
-/// (__HIP__, __HIP_PLATFORM_AMD__/NVIDIA__) is defined, else CUDA under UNIMEM_BACKEND_CUDA or
-/// nvcc. hipcc on NVIDIA (HIP 5.x) defines no macro before the first HIP header: it gets CUDA
-/// (the same on an NVIDIA GPU) unless `<hip/hip_runtime.h>` comes first or -DUNIMEM_BACKEND_HIP
-/// is given (unimem::unimem passes it); docs/building.md, "How the backend is chosen".
+/// @brief Configuration, the bottom layer (includes nothing): the backend (docs/building.md, "How
+/// the backend is chosen"), the ABI namespace, UNIMEM_HOST_DEVICE and call_site.
 #pragma once
 
 #if defined(_MSVC_LANG)
@@ -52,8 +48,7 @@ or -DUNIMEM_BACKEND_CUDA, plus the runtime's include directory and library."
 #define UNIMEM_DETAIL_ABI_NAMESPACE v0_cuda
 #endif
 
-// An inline namespace per backend: translation units of different backends fail to link
-// instead of silently violating the one-definition rule.
+// The inline namespace per backend (see namespace unimem below).
 #define UNIMEM_BEGIN_NAMESPACE \
   namespace unimem {           \
   inline namespace UNIMEM_DETAIL_ABI_NAMESPACE {

@@ -11,11 +11,8 @@
 #include "memory_kind.hpp"
 #include "detail/stream_calls.hpp"
 #include "stream_ref.hpp"
-#include "view.hpp"
 
 #include <cstddef>
-#include <cstdint>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -34,12 +31,10 @@ constexpr range_residence residence_of() {
     return range_residence::unknown;
   } else if constexpr (std::is_void<kind>::value) {
     return range_residence::host;
-  } else if constexpr (kind::residence == memory_residence::host) {
-    return range_residence::host;
-  } else if constexpr (kind::residence == memory_residence::device) {
-    return range_residence::device;
   } else {
-    return range_residence::migrating;
+    return kind::residence == memory_residence::host     ? range_residence::host
+           : kind::residence == memory_residence::device ? range_residence::device
+                                                         : range_residence::migrating;
   }
 }
 
@@ -65,19 +60,15 @@ constexpr std::size_t range_size(const T (&)[N]) noexcept {
 template <class R>
 using range_value_t = std::remove_pointer_t<decltype(range_data(std::declval<R&>()))>;
 
-/// The direction for the runtime; it infers the direction (unified addressing) where a type
-/// does not say: views and managed memory.
+/// The copy's direction; the runtime infers it (unified addressing) for views and managed memory.
 constexpr backend::copy_kind direction(range_residence dst, range_residence src) {
-  if (dst == range_residence::unknown || src == range_residence::unknown ||
-      dst == range_residence::migrating || src == range_residence::migrating) {
-    return backend::copy_kind::infer;
+  using r = range_residence;
+  using k = backend::copy_kind;
+  if (dst == r::unknown || src == r::unknown || dst == r::migrating || src == r::migrating) {
+    return k::infer;
   }
-  if (src == range_residence::host) {
-    return dst == range_residence::host ? backend::copy_kind::host_to_host
-                                        : backend::copy_kind::host_to_device;
-  }
-  return dst == range_residence::host ? backend::copy_kind::device_to_host
-                                      : backend::copy_kind::device_to_device;
+  if (src == r::host) return dst == r::host ? k::host_to_host : k::host_to_device;
+  return dst == r::host ? k::device_to_host : k::device_to_device;
 }
 
 template <class Dst, class Src>
@@ -91,16 +82,13 @@ constexpr void check_copy_types() {
                 "unimem::copy: elements must be trivially copyable");
 }
 
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_size_mismatch(const char* what,
-                                                                               std::size_t dn,
-                                                                               std::size_t sn)
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_size_mismatch(
+    const char* what, std::size_t dn, std::size_t sn)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  throw_refused<invalid_argument>(refusal(what)
-      .append(": the destination has ")
-      .append(dn)
-      .append(" elements and the source ")
-      .append(sn));
+  throw_refused<invalid_argument>(
+      refusal(what).append(": the destination has ").append(dn).append(" elements and the source ")
+          .append(sn));
 }
 #else
     ;

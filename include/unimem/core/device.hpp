@@ -14,6 +14,22 @@
 #include <cstddef>
 
 UNIMEM_BEGIN_NAMESPACE
+namespace detail {
+struct unchecked_id {};  ///< device(id, unchecked_id{}): an id known to be valid
+/// The cached properties of device `id` (which must exist).
+inline const device_properties& cached_properties(int id, call_site where) {
+  return cached_entry(id, where).properties;
+}
+/// Whether placement may move pages for device `id`: it migrates them on demand (cached).
+inline bool device_migrates(int id, call_site where) {
+  return cached_entry(id, where).placement.migrates;
+}
+/// The unified-memory regime placement decides by for device `id` (cached).
+inline memory_regime device_regime(int id, call_site where) {
+  return cached_entry(id, where).placement.regime;
+}
+}  // namespace detail
+
 /// @brief A GPU, by ordinal; cheap to copy, holds no runtime resources. Accessors read the cached
 /// device_properties; free_memory() and compute_mode() are read on each call.
 class device {

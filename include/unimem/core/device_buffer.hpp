@@ -4,16 +4,12 @@
 
 #include "config.hpp"
 #include "copy.hpp"
-#include "detail/backend/backend.hpp"
 #include "detail/owned_array.hpp"
-#include "error.hpp"
 #include "memory_kind.hpp"
 #include "view.hpp"
 
-#include <cstddef>
 #include <initializer_list>
 #include <type_traits>
-#include <utility>
 
 UNIMEM_BEGIN_NAMESPACE
 

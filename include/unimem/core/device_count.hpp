@@ -9,10 +9,6 @@
 #include "error.hpp"
 
 UNIMEM_BEGIN_NAMESPACE
-namespace detail {
-struct unchecked_id {};  ///< device(id, unchecked_id{}): an id known to be valid
-}  // namespace detail
-
 /// @brief The number of GPUs the runtime sees.
 /// @return 0, not an error, when the machine has no GPU or no driver.
 /// @throws unimem::error when the runtime fails for another reason.
@@ -34,10 +30,8 @@ namespace detail {
 {
   fixed_text<128> call_text(call);
   if (id_prefix != nullptr) call_text.append("(").append(id_prefix).append(id).append(")");
-  fixed_text<64> context("device_count() is ");
-  context.append(count);
   throw runtime_error(backend::error_invalid_device, call_text.c_str(), where.file, where.line,
-                      context.c_str(), count == 0);
+                      fixed_text<64>("device_count() is ").append(count).c_str(), count == 0);
 }
 #else
     ;
@@ -54,9 +48,6 @@ inline int current_device_id(call_site where) {
   check(backend::get_device(&id), where);
   return id;
 }
-}  // namespace detail
-
-namespace detail {
 /// Makes a device current again at the end of a scope, ignoring a failure; nothing until armed.
 class device_restore {
  public:

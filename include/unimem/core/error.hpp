@@ -1,13 +1,11 @@
 /// @file
-/// @brief unimem::error, what every failed GPU runtime call throws, and UNIMEM_CHECK for your
-/// own runtime calls.
+/// @brief unimem::error, what every failed GPU runtime call throws; UNIMEM_CHECK for your own.
 #pragma once
 
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
 #include "detail/fixed_text.hpp"
 
-#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 
@@ -43,12 +41,9 @@ UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE fixed_text<1024> error_message(
 #else
     ;
 #endif
-}  // namespace detail
 
-namespace detail {
-/// An immutable string kept as the standard library keeps an exception's message: its copies
-/// share it, never throw and never allocate (no count of unimem's own). "" where it could not be
-/// made (out of memory).
+/// An immutable string kept as the standard library keeps an exception's message: copies share
+/// it, never throw nor allocate (no count of unimem's own); "" where it could not be made (OOM).
 class kept_text {
  public:
   UNIMEM_DETAIL_COLD explicit kept_text(const char* s) noexcept : text_(keep(s)) {}
@@ -70,21 +65,19 @@ class kept_text {
 /// @brief What every failed GPU runtime call throws: catch it as `const unimem::error&` for the
 /// native status, the failed call and the user's file:line.
 ///
-/// An interface mixed into a standard exception (as boost::exception): out of memory throws
-/// unimem::out_of_memory, a `std::bad_alloc`; other failures unimem::runtime_error (and
-/// unimem::mpi::error), a `std::runtime_error`. Why: docs/architecture.md, "Errors: unimem's
-/// interfaces beside the standard's classes". what() names the failed call, the status's name and
-/// number, the runtime's text, the user's file:line (for UNIMEM_CHECK: the check's) and what unimem
-/// was doing, e.g. "unimem: <the MallocManaged call> failed: <...ErrorOutOfMemory> (2): out of
-/// memory [main.cpp:12] (managed_buffer: 1099511627776 bytes)"; without a usable GPU it starts "no
-/// GPU was found". Copying never throws (the texts are shared). Catch by reference: the interface
-/// is abstract.
+/// An interface mixed into a standard exception: out of memory throws unimem::out_of_memory, a
+/// `std::bad_alloc`; other failures unimem::runtime_error (and unimem::mpi::error), a
+/// `std::runtime_error` (why: docs/architecture.md, "Errors: unimem's interfaces beside the
+/// standard's classes"). what() names the failed call, the status's name, number and text, the
+/// user's file:line (UNIMEM_CHECK's for it) and what unimem was doing, e.g. "unimem:
+/// cudaMallocManaged(p, bytes, attach) failed: cudaErrorMemoryAllocation (2): out of memory
+/// [main.cpp:12] (managed_buffer: 1099511627776 bytes)"; without a usable GPU it starts "no GPU
+/// was found". Copying never throws (the texts are shared). Catch by reference: it is abstract.
 class error {
  public:
   /// @brief The whole message.
   [[nodiscard]] virtual const char* what() const noexcept = 0;
-  /// @brief The native status (hipError_t or cudaError_t); for a unimem::mpi::error, "unknown
-  /// error" (mpi::error::code() is MPI's code).
+  /// @brief The native status (hipError_t or cudaError_t); "unknown error" for an mpi::error.
   [[nodiscard]] native_status code() const noexcept { return code_; }
   /// @brief The status's name, e.g. "cudaErrorInvalidConfiguration".
   [[nodiscard]] const char* code_name() const noexcept {
@@ -117,8 +110,7 @@ class error {
   bool no_gpu_;
 };
 
-/// @brief A failed GPU runtime call other than out of memory: a `std::runtime_error` and a
-/// unimem::error.
+/// @brief A failed runtime call, not out of memory: a `std::runtime_error` and a unimem::error.
 class runtime_error : public std::runtime_error, public error {
  public:
   /// @brief An error for a failed call; `context`: what unimem was doing, or empty; `no_gpu`: the
@@ -157,12 +149,11 @@ inline bool no_gpu_present() noexcept {
   return r.code != backend::success || n == 0;
 }
 
-/// Throws out_of_memory for the runtime's out-of-memory status, else runtime_error.
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_status(native_status status,
-                                                                        const char* call,
-                                                                        call_site where,
-                                                                        const char* context,
-                                                                        bool no_gpu)
+/// Throws out_of_memory for the runtime's out-of-memory status, else runtime_error; called directly
+/// where unimem detects a failure itself (`call`: the unimem call, `context`: why).
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void fail(
+    native_status status, const char* call, call_site where, const char* context,
+    bool no_gpu = false)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   if (status == backend::error_out_of_memory) {
@@ -175,13 +166,12 @@ inline bool no_gpu_present() noexcept {
 #endif
 
 /// The cold path of check(): clears the runtime's last error (a sticky one stays) and throws.
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_error(backend::result r,
-                                                                       call_site where,
-                                                                       const char* context = "")
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_error(
+    backend::result r, call_site where, const char* context = "")
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   (void)backend::take_last_error();
-  throw_status(r.code, r.call, where, context, no_gpu_present());
+  fail(r.code, r.call, where, context, no_gpu_present());
 }
 #else
     ;
@@ -191,22 +181,8 @@ inline void check(backend::result r, call_site where) {
   if (r.code != backend::success) throw_error(r, where);
 }
 
-/// Throws unimem::error with `status` for a failure unimem detects itself (no runtime call
-/// failed): `call` names the unimem call, `context` says why.
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void fail(native_status status,
-                                                                const char* call, call_site where,
-                                                                const char* context)
-#if UNIMEM_DETAIL_DEFINE_OUTLINE
-{
-  throw_status(status, call, where, context, false);
-}
-#else
-    ;
-#endif
-
-/// A stream or event query's answer: false for "not ready", true for success, else throws.
-/// Where the runtime records "not ready" as the last error (HIP on AMD), only that is cleared:
-/// an error the caller's own calls left pending stays.
+/// A stream or event query's answer: false for "not ready", true for success, else throws. Only
+/// our "not ready" is cleared as last error (HIP on AMD records it), not one the caller left.
 inline bool query_ready(backend::result r, call_site where) {
   if (r.code == backend::error_not_ready) {
     backend::forget_if_last(r.code);

@@ -11,8 +11,8 @@
 #include <type_traits>
 #include <utility>
 
-// Called from outside unimem, where no unimem_view is declared, so that ADL alone finds it
-// (nvcc's front end would otherwise qualify the call with what ordinary lookup saw).
+// Outside unimem, where no unimem_view is declared, ADL alone finds it (else nvcc's front end
+// qualifies the call with what ordinary lookup saw).
 namespace unimem_detail_adl {
 template <class C>
 constexpr auto view_hook(C& c) noexcept(noexcept(unimem_view(c))) -> decltype(unimem_view(c)) {
@@ -35,10 +35,6 @@ template <class C, class = void>
 struct has_view_hook : std::false_type {};
 template <class C>
 struct has_view_hook<C, std::void_t<view_hook_t<C>>> : is_view<view_hook_t<C>> {};
-template <class C>
-constexpr auto call_view_hook(C& c) noexcept {
-  return ::unimem_detail_adl::view_hook(c);
-}
 }  // namespace adl
 
 /// True for the views and for the containers that opted in through unimem_view.
@@ -48,14 +44,6 @@ constexpr bool viewable_v =
 
 /// The memory kind a range type declares (C::memory_kind, or its allocator's), or void.
 template <class C, class = void>
-struct member_memory_kind {
-  using type = void;
-};
-template <class C>
-struct member_memory_kind<C, std::void_t<typename C::memory_kind>> {
-  using type = typename C::memory_kind;
-};
-template <class C, class = void>
 struct allocator_memory_kind {
   using type = void;
 };
@@ -63,11 +51,11 @@ template <class C>
 struct allocator_memory_kind<C, std::void_t<typename C::allocator_type::memory_kind>> {
   using type = typename C::allocator_type::memory_kind;
 };
+template <class C, class = void>
+struct declared_memory_kind : allocator_memory_kind<C> {};
 template <class C>
-struct declared_memory_kind {
-  using type = std::conditional_t<!std::is_void<typename member_memory_kind<C>::type>::value,
-                                  typename member_memory_kind<C>::type,
-                                  typename allocator_memory_kind<C>::type>;
+struct declared_memory_kind<C, std::void_t<typename C::memory_kind>> {
+  using type = typename C::memory_kind;
 };
 template <class C>
 using declared_memory_kind_t = typename declared_memory_kind<std::remove_cv_t<C>>::type;
@@ -83,7 +71,7 @@ constexpr auto to_view(C& c) noexcept {
   if constexpr (detail::is_view<std::remove_cv_t<C>>::value) {
     return c;
   } else {
-    return detail::adl::call_view_hook(c);
+    return ::unimem_detail_adl::view_hook(c);
   }
 }
 

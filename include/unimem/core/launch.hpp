@@ -1,6 +1,5 @@
 /// @file
-/// @brief launch(), a kernel launch whose arguments are checked against the kernel's parameters
-/// at compile time.
+/// @brief launch(), a kernel launch with its arguments checked against the kernel at compile time.
 #pragma once
 
 #include "argument_error.hpp"
@@ -9,13 +8,10 @@
 #include "detail/kernel_args.hpp"
 #include "device_count.hpp"
 #include "error.hpp"
-#include "kernel_argument.hpp"
 #include "launch_config.hpp"
 #include "detail/stream_calls.hpp"
 
 #include <cstddef>
-#include <cstdint>
-#include <type_traits>
 #include <utility>
 
 UNIMEM_BEGIN_NAMESPACE
@@ -57,9 +53,6 @@ struct located_config {
 #else
     ;
 #endif
-inline void check_config(const launch_config& cfg) {
-  if (cfg.block.empty()) throw_empty_block(cfg.block);
-}
 
 [[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_launch_error(
     backend::result r, const launch_config& cfg, call_site where)
@@ -85,43 +78,23 @@ void launch_parameters(void (*kernel)(Params...), const launch_config& cfg, call
   if (r.code != backend::success) throw_launch_error(r, cfg, where);
 }
 
-/// Sets `id` to cfg's launching device, made current (and `restore` armed) where it is not.
-UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void choose_launch_device(const launch_config& cfg,
-                                                                       call_site where, int& id,
-                                                                       device_restore& restore)
+/// cfg's launching device, made current (and `restore` armed) where it is not; one per program.
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE int choose_launch_device(
+    const launch_config& cfg, call_site where, device_restore& restore)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   const int d = device_for(cfg.device_id, cfg.stream, "unimem::launch",
                            "launch_config::on_device()", where);
   const int current = current_device_id(where);
-  id = current;
-  if (d == no_device || d == current) return;
+  if (d == no_device || d == current) return current;
   require_device(d, "unimem::device", where, "");  // names it: unimem::error
   check(backend::set_device(d), where);
   restore.arm(current);
-  id = d;
+  return d;
 }
 #else
     ;
 #endif
-
-/// The launch's device, current for it and restored after; one copy per program, not per kernel.
-class launch_device {
- public:
-  launch_device(const launch_config& cfg, bool hooked, call_site where) {
-    // No named device, session or stream that knows its device: the current one, no query.
-    if (cfg.names_device() || hooked || cfg.stream.knows_device()) {
-      choose_launch_device(cfg, where, device_id, restore_);
-    }
-  }
-  launch_device(const launch_device&) = delete;
-  launch_device& operator=(const launch_device&) = delete;
-
-  int device_id = no_device;  ///< the launching device; no_device: the current one, not asked
-
- private:
-  device_restore restore_;  // the device current before, where the launch switched
-};
 
 }  // namespace detail
 
@@ -130,20 +103,18 @@ class launch_device {
 /// Arguments are checked at compile time against the kernel's parameters: a buffer or opted-in
 /// container becomes `T*` or `view<T>` (a const one `const T*` or `view<const T>`), anything
 /// else must be trivially copyable and convert; a std::vector is refused. Name a kernel template
-/// with its arguments (kernel<float>). Launch errors throw at once, kernel errors surface at the
-/// next synchronisation; an empty grid launches nothing. An argument may go through the one
-/// customization point, `unimem_launch_argument` (found by ADL): the access tags of
-/// <unimem/placement/access.hpp> do, and place their ranges on the launching device first
-/// (docs/architecture.md, "Extending the launch"). The launching device: cfg.device_id (made
-/// current for the launch); else the stream's where known (a native handle is asked only where
-/// an argument has a launch session); else the current one. Errors name the launch() call's
-/// file and line.
+/// with its arguments (kernel<float>). Launch errors throw at once, naming the launch() call's
+/// file and line; kernel errors surface at the next synchronisation; an empty grid launches
+/// nothing. An argument may go through the one customization point, `unimem_launch_argument`
+/// (found by ADL), as the access tags of <unimem/placement/access.hpp> do to place their ranges on
+/// the launching device first (docs/architecture.md, "Extending the launch"). The launching
+/// device: cfg.device_id (made current for the launch); else the stream's where known (a native
+/// handle is asked only where an argument has a launch session); else the current one.
 /// @code
 ///   __global__ void vector_add(const float* a, const float* b, float* c, std::size_t n);
 ///   unimem::launch(vector_add, unimem::grid_for(n), a, b, c, n);
 /// @endcode
-/// @throws unimem::error when the runtime rejects the launch, or the stream belongs to another
-/// device than cfg.device_id.
+/// @throws unimem::error when the runtime rejects the launch, or the stream is not cfg.device_id's.
 /// @throws unimem::invalid_argument when a block extent is zero.
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), detail::located_config located, Args&&... args) {
@@ -154,23 +125,22 @@ void launch(void (*kernel)(Params...), detail::located_config located, Args&&...
     if constexpr (detail::parameter_list<Params...>::template accepts<Args...>()) {
       const launch_config& cfg = located.cfg;
       const call_site where = located.where;
-      detail::check_config(cfg);
+      if (cfg.block.empty()) detail::throw_empty_block(cfg.block);
       if (cfg.empty()) return;  // no blocks: no work, no session, no runtime call
-      using sessions = detail::sessions_t<Args...>;
-      const detail::launch_device launching(cfg, !sessions::none, where);
-      if constexpr (sessions::none) {
-        detail::launch_parameters(
-            kernel, cfg, where,
-            detail::to_parameter<Params>(detail::kernel_value(std::forward<Args>(args)))...);
-      } else {
-        sessions hooks(launch_context{launching.device_id, cfg.stream, where});
-        (hooks.add(detail::launch_argument(args)), ...);
-        hooks.before_launch();
-        detail::launch_parameters(
-            kernel, cfg, where,
-            detail::to_parameter<Params>(detail::kernel_value(std::forward<Args>(args)))...);
-        hooks.after_launch();
-      }
+      using sessions = detail::sessions_t<Args...>;  // none: every call on `hooks` does nothing
+      // The launching device (made current, and restored after, where it is not); without a named
+      // device, a session or a stream that knows its device: the current one, unasked (no_device).
+      detail::device_restore restore;
+      const int device_id = cfg.names_device() || !sessions::none || cfg.stream.knows_device()
+                                ? detail::choose_launch_device(cfg, where, restore)
+                                : no_device;
+      sessions hooks(launch_context{device_id, cfg.stream, where});
+      (hooks.add(detail::launch_argument(args)), ...);
+      hooks.before_launch();
+      detail::launch_parameters(
+          kernel, cfg, where,
+          detail::to_parameter<Params>(detail::kernel_value(std::forward<Args>(args)))...);
+      hooks.after_launch();
     } else {
       detail::parameter_list<Params...>::template diagnose<Args...>(
           std::index_sequence_for<Args...>{});

@@ -103,18 +103,15 @@ struct launch_config {
 inline constexpr std::uint64_t max_grid_x = 0x7fffffffu;
 
 namespace detail {
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_grid_for(std::uint64_t n,
-                                                                          unsigned block,
-                                                                          std::uint64_t blocks)
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_grid_for(
+    std::uint64_t n, unsigned block, std::uint64_t blocks)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  if (block == 0) throw_refused<invalid_argument>(refusal("unimem::grid_for: the block size must be positive"));
-  throw_refused<length_error>(refusal("unimem::grid_for: ")
-      .append(n)
-      .append(" threads in blocks of ")
-      .append(block)
-      .append(" need ")
-      .append(blocks)
+  if (block == 0) {
+    throw_refused<invalid_argument>(refusal("unimem::grid_for: the block size must be positive"));
+  }
+  throw_refused<length_error>(refusal("unimem::grid_for: ").append(n)
+      .append(" threads in blocks of ").append(block).append(" need ").append(blocks)
       .append(" blocks, more than the 2^31 - 1 a grid can have; use a grid-stride loop with a "
               "fixed grid"));
 }

@@ -11,11 +11,9 @@
 #include "device_count.hpp"
 #include "error.hpp"
 #include "memory_kind.hpp"
-#include "view.hpp"
 
 #include <cstddef>
 #include <initializer_list>
-#include <new>
 #include <type_traits>
 
 UNIMEM_BEGIN_NAMESPACE
@@ -34,9 +32,8 @@ inline constexpr host_attached_t host_attached{};
 inline constexpr std::size_t gpu_value_init_min_bytes = std::size_t{1} << 20;
 
 namespace detail {
-/// Zeroes managed memory on device d, if its pages migrate there: prefetched (not on an APU,
-/// where nothing moves) and set on the calling thread's per-thread stream, waited for. False
-/// (nothing done) where they do not migrate.
+/// Zeroes managed memory on device d if its pages migrate there (else false, nothing done):
+/// prefetched (not on an APU) and set on the calling thread's per-thread stream, waited for.
 inline bool zero_on_gpu(void* p, std::size_t bytes, int d, call_site where) {
   const cached_device& device = cached_entry(d, where);
   if (!device.placement.migrates) return false;
@@ -80,9 +77,8 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   /// @brief n value-initialised elements: trivially default constructible T of at least
   /// gpu_value_init_min_bytes are zeroed on a current device that migrates on demand, on the
   /// per-thread default stream (waited for; of other streams only the legacy default stream's
-  /// work), 65-80x faster than a CPU memset where the GPU writes first, 3.3x where the CPU does
-  /// (H200, docs/pitfalls.md, section 14); otherwise by the CPU. Choose with first_touch(),
-  /// which also records where the pages are (a tagged launch then moves nothing).
+  /// work; the gain: docs/pitfalls.md, section 14), otherwise by the CPU. Choose with
+  /// first_touch(), which also records where the pages are (a tagged launch then moves nothing).
   /// @throws unimem::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
   /// @throws unimem::error when the runtime cannot allocate, or the zeroing on the GPU fails.
   explicit managed_buffer(size_type n, call_site where = call_site::current())
@@ -114,9 +110,8 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
       : base(detail::owned_array<T, managed_memory>(n, managed_memory::buffer_name, where,
                                                     &managed_memory::allocate_host_attached)) {}
 
-  /// @brief n zero-initialised elements whose pages start at ft's location (first_touch(),
-  /// placement/placement.hpp): on a device, prefetched and zeroed there in the order of
-  /// ft.stream (waited for); on the host, by the CPU.
+  /// @brief n zero-initialised elements whose pages start at ft's location (first_touch()): on a
+  /// device, prefetched and zeroed there in ft.stream's order (waited for); on the host by the CPU.
   /// @throws unimem::error when ft.stream belongs to another device than ft's location.
   template <class FirstTouch, std::enable_if_t<detail::is_first_touch<FirstTouch>::value, int> = 0>
   managed_buffer(size_type n, FirstTouch ft, call_site where = call_site::current())

@@ -1,17 +1,14 @@
 /// @file
 /// @brief The memory kinds managed_memory, device_memory and pinned_memory, which the buffers,
-/// managed_allocator, the pmr resources and copy() read: `name`, `buffer_name` (for messages), the
-/// constants of detail::memory_kind_traits, `static void* allocate(std::size_t bytes, const char*
-/// what, call_site where)` (throws unimem::error, never returns null) and `static void
-/// deallocate(void* p, std::size_t bytes) noexcept` (given what allocate was asked for).
+/// managed_allocator, the pmr resources and copy() read: names for messages, the constants of
+/// detail::memory_kind_traits, allocate() (throws unimem::error, never returns null) and
+/// deallocate() (never throws; given the size allocate() was asked for).
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 
 #include "config.hpp"
 #include "detail/backend/backend.hpp"
-#include "detail/owned_array.hpp"
 #include "error.hpp"
 
 UNIMEM_BEGIN_NAMESPACE
@@ -25,10 +22,8 @@ enum class memory_residence {
 
 namespace detail {
 /// Cold path of allocate_or_throw (a null pointer with success counts as an invalid value).
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_allocation_error(backend::result r,
-                                                                                  std::size_t bytes,
-                                                                                  const char* what,
-                                                                                  call_site where)
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_allocation_error(
+    backend::result r, std::size_t bytes, const char* what, call_site where)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   throw_error(
@@ -39,8 +34,7 @@ namespace detail {
     ;
 #endif
 
-/// Allocates through a backend call and turns a failure (or a null pointer) into unimem::error
-/// naming `what` and the size.
+/// Allocates by a backend call; a failure (or null) throws unimem::error naming `what` and size.
 template <class AllocateFn>
 void* allocate_or_throw(AllocateFn&& allocate, std::size_t bytes, const char* what,
                         call_site where) {
@@ -49,9 +43,7 @@ void* allocate_or_throw(AllocateFn&& allocate, std::size_t bytes, const char* wh
   if (r.code != backend::success || p == nullptr) throw_allocation_error(r, bytes, what, where);
   return p;
 }
-}  // namespace detail
 
-namespace detail {
 /// The constants of a memory kind.
 template <bool Host, bool Device, bool Migrates, memory_residence Residence>
 struct memory_kind_traits {
@@ -72,15 +64,13 @@ struct managed_memory
   static constexpr const char* name = "managed";                ///< For messages.
   static constexpr const char* buffer_name = "managed_buffer";  ///< For messages.
   /// @brief hipMallocManaged / cudaMallocManaged, attached globally.
-  /// @throws unimem::error when the runtime cannot allocate, naming `what`, the size in bytes
-  /// and `where`; never returns null.
+  /// @throws unimem::error, naming `what`, the bytes and `where`, if it cannot; never returns null.
   static void* allocate(std::size_t bytes, const char* what, call_site where) {
     return detail::allocate_or_throw(
         [](void** p, std::size_t b) { return detail::backend::malloc_managed(p, b); }, bytes, what,
         where);
   }
-  /// @brief The same, attached to the host (cudaMemAttachHost): kernels may not touch it until
-  /// attach(); without concurrent managed access, the CPU may use it while kernels run.
+  /// @brief The same, attached to the host (cudaMemAttachHost; see host_attached_t).
   /// @throws unimem::error as allocate().
   static void* allocate_host_attached(std::size_t bytes, const char* what, call_site where) {
     return detail::allocate_or_throw(

@@ -7,7 +7,6 @@
 #include "detail/owned_array.hpp"
 #include "memory_kind.hpp"
 
-#include <cstddef>
 #include <initializer_list>
 
 UNIMEM_BEGIN_NAMESPACE
@@ -17,8 +16,7 @@ UNIMEM_BEGIN_NAMESPACE
 /// over the bus. Pinning is expensive (milliseconds per GiB): allocate once (see pinned_memory).
 ///
 /// Move-only, with managed_buffer's constructors and container interface (from a shared base the
-/// reference omits). launch(), copy() and fill() take it; the access tags refuse it (it never
-/// moves).
+/// reference omits). launch(), copy() and fill() take it; the access tags refuse it (no moves).
 template <class T>
 class pinned_buffer : public detail::host_array<T, pinned_memory> {
   using base = detail::host_array<T, pinned_memory>;

@@ -5,6 +5,7 @@
 
 #include "../core/config.hpp"
 #include "../core/detail/atomic.hpp"
+#include "../core/detail/spin_guard.hpp"
 #include "../core/detail/backend/backend.hpp"
 #include "../core/detail/backend/events.hpp"
 #include "../core/detail/backend/pool.hpp"

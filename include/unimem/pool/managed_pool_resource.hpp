@@ -4,6 +4,7 @@
 
 #include "../core/config.hpp"
 #include "../core/detail/atomic.hpp"
+#include "../core/detail/spin_guard.hpp"
 #include "../core/detail/owned_array.hpp"
 #include "../core/stream_ref.hpp"
 #include "managed_pool.hpp"

@@ -1,16 +1,12 @@
-// unimem: atomic_cell and spin_guard, for process-wide flags and caches, placement records and
-// unimem::mpi's staging pool (not public). GCC, Clang and nvcc's host compilers use the __atomic
-// builtins: <atomic> costs a small CUDA translation unit about 5 % more compile time
-// (scripts/compile_time.sh). Other compilers get std::atomic.
+// unimem: atomic_cell (not public), for process-wide flags and caches, placement records and the
+// locks of spin_guard.hpp. GCC, Clang and nvcc's host compilers use the __atomic builtins (<atomic>
+// costs a small CUDA TU about 5 % more compile time, scripts/compile_time.sh); others std::atomic.
 #pragma once
 
 #include "../config.hpp"
 
 #include <type_traits>
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <sched.h>
-#endif
 #if !defined(__GNUC__) && !defined(__clang__)
 #include <atomic>
 #define UNIMEM_DETAIL_STD_ATOMIC 1
@@ -19,9 +15,8 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 
-/// An integer or pointer read and written atomically: acquire loads, release stores;
-/// compare_exchange (on failure reads the value into `expected`) and fetch_add (returns the value
-/// before) are acquire-release.
+/// An integer or pointer read and written atomically: acquire loads, release stores, acq_rel
+/// compare_exchange (on failure reads the value into `expected`) and fetch_add (returns the old).
 template <class T>
 class atomic_cell {
   static_assert(std::is_integral<T>::value || std::is_pointer<T>::value,
@@ -56,29 +51,6 @@ class atomic_cell {
  private:
   T value_;
 #endif
-};
-
-/// Holds a spin lock (a cell, 0 when free) for a scope: unimem's one lock (no <mutex>), for short
-/// critical sections. A waiter yields after 64 spins, so that a preempted holder can finish.
-class spin_guard {
- public:
-  explicit spin_guard(atomic_cell<int>& cell) noexcept : cell_(cell) {
-    for (;;) {
-      int expected = 0;
-      if (cell_.compare_exchange(expected, 1)) return;
-      for (int spins = 0; cell_.load() != 0;) {
-#if defined(__unix__) || defined(__APPLE__)
-        if (++spins > 64) sched_yield();
-#endif
-      }
-    }
-  }
-  ~spin_guard() { cell_.store(0); }
-  spin_guard(const spin_guard&) = delete;
-  spin_guard& operator=(const spin_guard&) = delete;
-
- private:
-  atomic_cell<int>& cell_;
 };
 
 }  // namespace detail

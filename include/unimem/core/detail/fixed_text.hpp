@@ -1,10 +1,9 @@
-// unimem: fixed_text (messages composed without allocating) and decimal. Runtime-free.
+// unimem: fixed_text, messages composed without allocating. Runtime-free.
 #pragma once
 
 #include "../config.hpp"
 
 #include <cstddef>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -38,27 +37,9 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void format_decimal(char* digits, b
     ;
 #endif
 
-/// The decimal digits of an integer, NUL-terminated (no allocation).
-struct decimal {
-  char digits[24];
-
-  template <class Integer, std::enable_if_t<std::is_integral<Integer>::value, int> = 0>
-  explicit decimal(Integer value) noexcept {
-    if constexpr (std::is_signed<Integer>::value) {
-      format_decimal(digits, value < 0,
-                     value < 0 ? 0ull - static_cast<unsigned long long>(value)
-                               : static_cast<unsigned long long>(value));
-    } else {
-      format_decimal(digits, false, static_cast<unsigned long long>(value));
-    }
-  }
-  const char* c_str() const noexcept { return digits; }
-};
-
 /// Appends s to the `length` characters at out, cut at capacity - 1; serves every fixed_text<N>.
-UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void append_cut(char* out, std::size_t& length,
-                                                             std::size_t capacity,
-                                                             const char* s) noexcept
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void append_cut(
+    char* out, std::size_t& length, std::size_t capacity, const char* s) noexcept
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   while (s != nullptr && *s != '\0' && length + 1 < capacity) out[length++] = *s++;
@@ -79,9 +60,17 @@ class fixed_text {
     append_cut(text_, length_, N, s);
     return *this;
   }
+  /// Appends an integer in decimal.
   template <class Integer, std::enable_if_t<decimal_integer_v<Integer>, int> = 0>
   fixed_text& append(Integer v) noexcept {
-    return append(decimal(v).c_str());
+    const auto magnitude = static_cast<unsigned long long>(v);
+    char digits[24];
+    if constexpr (std::is_signed<Integer>::value) {
+      format_decimal(digits, v < 0, v < 0 ? 0ull - magnitude : magnitude);
+    } else {
+      format_decimal(digits, false, magnitude);
+    }
+    return append(digits);
   }
   /// Appends anything with c_str() (text, another fixed_text).
   template <class Text, class = decltype(std::declval<const Text&>().c_str())>

@@ -3,7 +3,6 @@
 
 #include "../argument_error.hpp"
 #include "../config.hpp"
-#include "../view.hpp"
 #include "owned_array.hpp"
 
 #include <cstddef>
@@ -16,24 +15,18 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 
-[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_out_of_range(const char* buffer,
-                                                                              std::size_t i,
-                                                                              std::size_t size)
+[[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_out_of_range(
+    const char* buffer, std::size_t i, std::size_t size)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  throw_refused<out_of_range>(refusal("unimem::")
-      .append(buffer)
-      .append("::at(")
-      .append(i)
-      .append("): out of range, size is ")
-      .append(size));
+  throw_refused<out_of_range>(refusal("unimem::").append(buffer).append("::at(").append(i)
+      .append("): out of range, size is ").append(size));
 }
 #else
     ;
 #endif
 
-/// array_base plus element access, iterators and host-side constructors, for kinds the CPU can
-/// read and write directly.
+/// array_base plus element access, iterators and host-side constructors, for CPU-accessible kinds.
 template <class T, class Kind>
 class host_array : public array_base<T, Kind> {
   using storage = owned_array<T, Kind>;

@@ -1,15 +1,12 @@
 // unimem: how launch() turns its arguments into kernel parameters (pure traits; not public).
-// One customization point, found by ADL: unimem_launch_argument(arg) returns the object launch()
-// works with. That object gives the kernel its value (kernel_value(), else itself), and may name
-// a launch session (`using launch_session = S;`): one S per launch, made with the launch's
-// context, takes every such argument (S::add), runs before the kernel is queued and after
-// (docs/architecture.md, "Extending the launch"). Without the hook a container reaches kernels as
-// its view, anything else as itself.
+// unimem_launch_argument(arg), found by ADL, gives the object launch() works with: the kernel gets
+// its kernel_value() (else it), and its `using launch_session = S;` makes one S per launch from
+// the launch_context (S::add takes each such argument; S runs before the kernel and after).
+// Without the hook a container reaches kernels as its view, anything else as itself.
 #pragma once
 
 #include "../config.hpp"
 #include "../kernel_argument.hpp"
-#include "../view.hpp"
 
 #include <cstddef>
 #include <type_traits>
@@ -80,20 +77,16 @@ using session_t = typename session_of<launch_argument_t<Arg>>::type;
 /// The distinct launch sessions of a launch's arguments, each made once (a base each).
 template <class... S>
 struct session_list {};
-template <class List, class S>
-struct add_session;
-template <class... In, class S>
-struct add_session<session_list<In...>, S> {
-  using type = std::conditional_t<std::is_void<S>::value || (std::is_same<In, S>::value || ...),
-                                  session_list<In...>, session_list<In..., S>>;
-};
 template <class List, class... S>
 struct distinct_sessions {
   using type = List;
 };
-template <class List, class S, class... More>
-struct distinct_sessions<List, S, More...>
-    : distinct_sessions<typename add_session<List, S>::type, More...> {};
+template <class... In, class S, class... More>
+struct distinct_sessions<session_list<In...>, S, More...>
+    : distinct_sessions<
+          std::conditional_t<std::is_void<S>::value || (std::is_same<In, S>::value || ...),
+                             session_list<In...>, session_list<In..., S>>,
+          More...> {};
 
 template <class List>
 struct sessions;

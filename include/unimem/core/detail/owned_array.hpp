@@ -1,5 +1,4 @@
-// unimem: the ownership core of the buffers (not a public header): an array of T in a memory
-// kind (memory_kind.hpp), and the one rule for allocation sizes.
+// unimem: the buffers' ownership core (not public): an array of T in a memory kind; the size rule.
 #pragma once
 
 #include "../argument_error.hpp"
@@ -35,17 +34,9 @@ namespace detail {
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   const std::size_t max = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
-  throw_refused<length_error>(refusal("unimem::")
-      .append(what)
-      .append(": ")
-      .append(n)
-      .append(" elements of ")
-      .append(element_size)
-      .append(" bytes exceed ")
-      .append(max)
-      .append(" bytes (max_size() = ")
-      .append(max / element_size)
-      .append(")"));
+  throw_refused<length_error>(refusal("unimem::").append(what).append(": ").append(n)
+      .append(" elements of ").append(element_size).append(" bytes exceed ").append(max)
+      .append(" bytes (max_size() = ").append(max / element_size).append(")"));
 }
 #else
     ;
@@ -166,7 +157,10 @@ struct has_distance<It, std::void_t<decltype(std::declval<const It&>() - std::de
 template <class It>
 std::size_t range_length(const It& first, const It& last, const char* what) {
   const auto n = last - first;
-  if (n < 0) throw_refused<invalid_argument>(refusal("unimem::").append(what).append(": last comes before first"));
+  if (n < 0) {
+    throw_refused<invalid_argument>(
+        refusal("unimem::").append(what).append(": last comes before first"));
+  }
   return static_cast<std::size_t>(n);
 }
 

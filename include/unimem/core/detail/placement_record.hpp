@@ -1,14 +1,11 @@
-// unimem (not public, runtime-free): the word a managed buffer keeps for the placement layer:
-// where unimem last placed all of its pages, so a tagged launch over placed data costs what an
-// untagged one does. The placement layer sets and reads it (placement/placement.hpp: it holds
-// while no later entry of the process's host-access log meets the buffer); the buffer only keeps
-// it.
+// unimem (not public, runtime-free): the word a managed buffer keeps for the placement layer,
+// which sets and reads it: where unimem last placed all of its pages, so a tagged launch over
+// placed data costs what an untagged one does (docs/architecture.md, "Placement records").
 #pragma once
 
 #include "../config.hpp"
 #include "atomic.hpp"
 
-#include <cstddef>
 #include <cstdint>
 
 UNIMEM_BEGIN_NAMESPACE

@@ -1,6 +1,6 @@
 // unimem (internal): the property cache. Each device's unchanging properties are read once, on
 // first use, into a lock-free list that lives as long as the process (late destructors may still
-// ask); device, placement and the buffers read them from here.
+// ask); the buffers read it here, device and placement through core/device.hpp.
 #pragma once
 
 #include "../capabilities.hpp"
@@ -33,7 +33,7 @@ void for_each_attribute(device_properties& p, F&& f) {
 /// A device's unchanging properties, read on first use (a query costs microseconds to ms).
 /// Never copied nor freed: name and architecture point into `native` and are handed out.
 struct cached_device {
-  cached_device(int device, call_site where) : id(device) {
+  cached_device(int device, call_site where) {
     check(backend::get_properties(native, device), where);
     for_each_attribute(properties, [&](auto& field, backend::device_attribute a) {
       int v = 0;
@@ -57,13 +57,11 @@ struct cached_device {
 
   backend::native_properties native;
   device_properties properties;
-  /// What placement decides by: the properties' own, except where a test pretends otherwise
-  /// (tests/test_support.hpp: the device's properties stay real).
+  /// What placement decides by: the properties' own, unless a test pretends (test_support.hpp).
   struct {
     bool migrates;
     memory_regime regime;
   } placement;
-  int id;
   const cached_device* next = nullptr;  // the next device in the same list
 };
 
@@ -87,14 +85,14 @@ UNIMEM_DETAIL_OUTLINE const cached_device& cached_entry(int id, call_site where)
       id >= 0 && id < cached_devices ? property_cache()[id] : overflow_cache();
   const cached_device* first = head.load();
   for (const cached_device* c = first; c != nullptr; c = c->next) {
-    if (c->id == id) return *c;
+    if (c->properties.device_id == id) return *c;
   }
   // First use: read (a failure throws, publishing nothing), then publish; of racing threads the
   // first to publish wins and the others drop their identical copies.
   cached_device* fresh = new cached_device(id, where);
   for (fresh->next = first; !head.compare_exchange(first, fresh); fresh->next = first) {
     for (const cached_device* c = first; c != fresh->next; c = c->next) {  // what came since
-      if (c->id == id) {
+      if (c->properties.device_id == id) {
         delete fresh;
         return *c;
       }
@@ -106,17 +104,5 @@ UNIMEM_DETAIL_OUTLINE const cached_device& cached_entry(int id, call_site where)
     ;
 #endif
 
-/// The cached properties of device `id` (which must exist).
-inline const device_properties& cached_properties(int id, call_site where) {
-  return cached_entry(id, where).properties;
-}
-/// Whether placement may move pages for device `id`: it migrates them on demand (cached).
-inline bool device_migrates(int id, call_site where) {
-  return cached_entry(id, where).placement.migrates;
-}
-/// The unified-memory regime placement decides by for device `id` (cached).
-inline memory_regime device_regime(int id, call_site where) {
-  return cached_entry(id, where).placement.regime;
-}
 }  // namespace detail
 UNIMEM_END_NAMESPACE

@@ -1,6 +1,5 @@
 // unimem (internal): the runtime calls of stream_ref (synchronize(), ready(), wait()), and the
-// device a stream's work runs on. Included by whatever calls them (stream.hpp, copy.hpp, the
-// launch), so that the runtime-free stream_ref needs no owning stream to work.
+// device a stream's work runs on; included by whatever calls them (stream.hpp, copy.hpp, launch).
 #pragma once
 
 #include "../config.hpp"

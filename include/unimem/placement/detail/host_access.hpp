@@ -14,6 +14,7 @@
 
 #include "../../core/config.hpp"
 #include "../../core/detail/atomic.hpp"
+#include "../../core/detail/spin_guard.hpp"
 #include "uvm/driver.hpp"
 
 #include <cstddef>

@@ -16,7 +16,7 @@
 #endif
 
 #include <cstdint>
-#include <new>
+#include <cstring>
 #include <type_traits>
 
 UNIMEM_BEGIN_NAMESPACE
@@ -42,19 +42,11 @@ constexpr status error_not_ready = UNIMEM_DETAIL_RT(ErrorNotReady);
 constexpr status error_unknown = UNIMEM_DETAIL_RT(ErrorUnknown);
 constexpr status error_out_of_memory = UNIMEM_DETAIL_RT_OUT_OF_MEMORY;
 
-inline const char* name() noexcept { return UNIMEM_DETAIL_RT_BACKEND; }
 /// Device attributes unimem reads (each enumerator holds the runtime's value, as below).
 enum class device_attribute : int {
   warp_size = UNIMEM_DETAIL_ATTR(WarpSize),
   multiprocessors = UNIMEM_DETAIL_ATTR_MULTIPROCESSORS,
   max_threads_per_block = UNIMEM_DETAIL_ATTR(MaxThreadsPerBlock),
-  max_shared_memory_per_block = UNIMEM_DETAIL_ATTR(MaxSharedMemoryPerBlock),
-  max_grid_dim_x = UNIMEM_DETAIL_ATTR(MaxGridDimX),
-  max_grid_dim_y = UNIMEM_DETAIL_ATTR(MaxGridDimY),
-  max_grid_dim_z = UNIMEM_DETAIL_ATTR(MaxGridDimZ),
-  max_block_dim_x = UNIMEM_DETAIL_ATTR(MaxBlockDimX),
-  max_block_dim_y = UNIMEM_DETAIL_ATTR(MaxBlockDimY),
-  max_block_dim_z = UNIMEM_DETAIL_ATTR(MaxBlockDimZ),
   managed_memory = UNIMEM_DETAIL_ATTR(ManagedMemory),
   concurrent_managed_access = UNIMEM_DETAIL_ATTR(ConcurrentManagedAccess),
   pageable_memory_access = UNIMEM_DETAIL_ATTR(PageableMemoryAccess),
@@ -129,9 +121,6 @@ UNIMEM_DETAIL_OUTLINE result get_properties(native_properties& out, int id)
   out.total_memory = p.totalGlobalMem;
   out.major = p.major;
   out.minor = p.minor;
-  out.pci_domain = p.pciDomainID;
-  out.pci_bus = p.pciBusID;
-  out.pci_device = p.pciDeviceID;
   return r;
 }
 #else
@@ -176,8 +165,6 @@ inline result launch_kernel(const void* kernel, extent3 grid, extent3 block, voi
 }
 /// The calling thread's default stream: ordered with the legacy stream, not other threads'.
 inline stream_handle per_thread_stream() noexcept { return UNIMEM_DETAIL_RT(StreamPerThread); }
-/// The legacy default stream's handle (AMD has none but the null stream: nullptr).
-inline stream_handle legacy_stream() noexcept { return UNIMEM_DETAIL_RT_LEGACY_STREAM; }
 
 inline result stream_synchronize(stream_handle s) noexcept {
   return UNIMEM_DETAIL_CALL(StreamSynchronize, s);
@@ -244,9 +231,6 @@ inline result free_pinned(void* p) noexcept {
 
 inline UNIMEM_DETAIL_RT(MemcpyKind) to_native(copy_kind k) noexcept {
   return static_cast<UNIMEM_DETAIL_RT(MemcpyKind)>(k);
-}
-inline result memcpy(void* dst, const void* src, std::size_t bytes, copy_kind k) noexcept {
-  return UNIMEM_DETAIL_CALL(Memcpy, dst, src, bytes, to_native(k));
 }
 inline result memcpy_async(void* dst, const void* src, std::size_t bytes, copy_kind k,
                            stream_handle s) noexcept {

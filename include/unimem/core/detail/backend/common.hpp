@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstddef>
-#include <cstring>
 
 #include "../fixed_text.hpp"
 #include "handles.hpp"
@@ -54,9 +53,6 @@ struct native_properties {
   std::size_t total_memory = 0;
   int major = 0;
   int minor = 0;
-  int pci_domain = 0;
-  int pci_bus = 0;
-  int pci_device = 0;
 };
 /// Copies the C string s into the array `out`, cutting it to fit.
 template <std::size_t N>
@@ -72,8 +68,6 @@ inline void sm_name(char (&out)[N], int major, int minor) noexcept {
   t.append("sm_").append(major).append(minor);
   copy_name(out, t.c_str());
 }
-/// A version number as text, e.g. "13.0" or "6.2.41133".
-using version_text = fixed_text<48>;
 /// A three-component extent in the layout of the runtimes' dim3.
 struct extent3 {
   unsigned x, y, z;
@@ -82,19 +76,6 @@ struct extent3 {
 struct native_location {
   bool host;
   int id;
-};
-/// The ids range-attribute queries report for "no single location" and for the host.
-constexpr int no_location_id = -2;
-constexpr int host_location_id = -1;
-/// A host function queued on a stream.
-using host_function = void (*)(void*);
-/// Converts to whatever pointer type a runtime's parameter has (void*, hipDeviceptr_t*, ...).
-struct any_pointer {
-  void* p;
-  template <class T>
-  operator T*() const noexcept {  // NOLINT: implicit on purpose
-    return static_cast<T*>(p);
-  }
 };
 }  // namespace backend
 }  // namespace detail

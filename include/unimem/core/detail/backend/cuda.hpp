@@ -1,5 +1,4 @@
-// unimem: the CUDA runtime's table for backend.hpp: its header, its prefix, and the names whose
-// shape differs from HIP's (below).
+// unimem: the CUDA runtime's table for backend.hpp: its header, prefix, and names unlike HIP's.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -24,9 +23,8 @@
 // Calls, without the prefix: cudaHostAlloc(p, bytes, 0) is cudaMallocHost(p, bytes).
 #define UNIMEM_DETAIL_RT_HOST_ALLOC HostAlloc
 #define UNIMEM_DETAIL_RT_HOST_FREE FreeHost
-// The placement calls (prefetch, advise): CUDA < 12.2 takes an int device (cudaCpuDeviceId for
-// the host); 12.2 to 12.9 add *_v2 calls that take a cudaMemLocation; CUDA 13 keeps only the
-// cudaMemLocation form, under the plain names.
+// Prefetch and advise: CUDA < 12.2 take an int device (cudaCpuDeviceId: the host); 12.2 to 12.9
+// add *_v2 calls taking a cudaMemLocation; CUDA 13 keeps only that form, under the plain names.
 #if CUDART_VERSION >= 12020
 #define UNIMEM_DETAIL_MEM_LOCATION 1
 #else
@@ -36,11 +34,4 @@
 #define UNIMEM_DETAIL_PLACEMENT(name) name##_v2
 #else
 #define UNIMEM_DETAIL_PLACEMENT(name) name
-#endif
-/// 1 where the runtime has managed pools (cudaMemAllocationTypeManaged, CUDA 13): only then
-/// managed_pool.hpp compiles its runtime-pool policy.
-#if CUDART_VERSION >= 13000
-#define UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL 1
-#else
-#define UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL 0
 #endif

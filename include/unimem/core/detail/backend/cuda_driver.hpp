@@ -1,6 +1,5 @@
 // unimem: the few CUDA driver functions unimem needs (NVIDIA only), by the runtime's entry-point
-// query: nothing links libcuda, so a machine without a driver loads the program, and every
-// function here answers "unknown" when the driver cannot be reached.
+// query: nothing links libcuda; without a driver, every function here answers "unknown".
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,17 +10,11 @@ UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
 namespace cuda_driver {
-// Driver signatures in plain types, without cuda.h: CUresult int (0: success), CUdevice int.
-using stream_get_ctx_fn = int (*)(cudaStream_t, void**);
-using ctx_push_fn = int (*)(void*);
-using ctx_pop_fn = int (*)(void**);
-using ctx_get_device_fn = int (*)(int*);
 /// Clears the runtime's last error if it is `r`, our call's status (backend::forget_if_last).
 inline void forget_if_last(cudaError_t r) noexcept {
   if (r != cudaSuccess && cudaPeekAtLastError() == r) (void)cudaGetLastError();
 }
-/// The driver function `name` in its CUDA 11.8 ABI (later runtimes may hand out a newer one),
-/// or null.
+/// The driver function `name` in its CUDA 11.8 ABI (a later runtime's may differ), or null.
 template <class Fn>
 Fn entry(const char* name) noexcept {
   void* p = nullptr;
@@ -45,10 +38,11 @@ Fn entry(const char* name) noexcept {
 UNIMEM_DETAIL_OUTLINE bool stream_device(cudaStream_t s, int* id) noexcept
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  static const auto get_ctx = entry<stream_get_ctx_fn>("cuStreamGetCtx");
-  static const auto push = entry<ctx_push_fn>("cuCtxPushCurrent");
-  static const auto pop = entry<ctx_pop_fn>("cuCtxPopCurrent");
-  static const auto get_device = entry<ctx_get_device_fn>("cuCtxGetDevice");
+  // Driver signatures in plain types, without cuda.h: CUresult int (0: success), CUdevice int.
+  static const auto get_ctx = entry<int (*)(cudaStream_t, void**)>("cuStreamGetCtx");
+  static const auto push = entry<int (*)(void*)>("cuCtxPushCurrent");
+  static const auto pop = entry<int (*)(void**)>("cuCtxPopCurrent");
+  static const auto get_device = entry<int (*)(int*)>("cuCtxGetDevice");
   if (get_ctx == nullptr || push == nullptr || pop == nullptr || get_device == nullptr) {
     return false;
   }

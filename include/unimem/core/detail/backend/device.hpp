@@ -8,6 +8,10 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
+/// The runtime's name for report() and DLPack's messages: "CUDA", "HIP (AMD)", "HIP (NVIDIA)".
+inline const char* name() noexcept { return UNIMEM_DETAIL_RT_BACKEND; }
+/// The legacy default stream's handle (AMD has none but the null stream: nullptr).
+inline stream_handle legacy_stream() noexcept { return UNIMEM_DETAIL_RT_LEGACY_STREAM; }
 #if !defined(UNIMEM_DETAIL_HIP_AMD)
 namespace cuda_driver {
 using primary_ctx_get_state_fn = int (*)(int, unsigned*, int*);

@@ -5,9 +5,13 @@
 #include "backend.hpp"
 #include "pointers.hpp"
 
+#include <new>
+
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
+/// A host function queued on a stream.
+using host_function = void (*)(void*);
 #if !defined(UNIMEM_DETAIL_HIP_AMD)
 namespace cuda_driver {
 /// cuMemsetD16Async / cuMemsetD32Async by sizeof(Word): 1 done, 0 refused, -1 unreachable.

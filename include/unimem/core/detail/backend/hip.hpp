@@ -53,6 +53,3 @@ plain C++ files)."
 #define UNIMEM_DETAIL_MEM_LOCATION 0
 #define UNIMEM_DETAIL_PLACEMENT(name) name
 #endif
-/// 0: HIP to 7.0 knows pinned pools only; hipMemAllocationTypeManaged (newer) has not run on an
-/// AMD GPU with unimem yet. managed_pool caches over hipMallocManaged instead.
-#define UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL 0

@@ -3,10 +3,14 @@
 #pragma once
 
 #include "backend.hpp"
+#include "pointers.hpp"
 
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
+/// The ids range-attribute queries report for "no single location" and for the host.
+constexpr int no_location_id = -2;
+constexpr int host_location_id = -1;
 /// Memory advice.
 enum class mem_advice : int {
   set_read_mostly = UNIMEM_DETAIL_RT(MemAdviseSetReadMostly),

@@ -1,4 +1,6 @@
-// unimem (internal): what the runtime knows of a pointer: its memory kind, device and residence (the placement tags, DLPack, MPI, fill()). This folder alone names hip*/cuda*.
+// unimem (internal): what the runtime knows of a pointer: its memory kind, device and residence
+// (the placement tags, DLPack, MPI, fill()); any_pointer, for the runtimes' pointer parameters.
+// This folder alone names hip*/cuda*.
 #pragma once
 
 #include "backend.hpp"
@@ -6,6 +8,14 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
+/// Converts to whatever pointer type a runtime's parameter has (void*, hipDeviceptr_t*, ...).
+struct any_pointer {
+  void* p;
+  template <class T>
+  operator T*() const noexcept {  // NOLINT: implicit on purpose
+    return static_cast<T*>(p);
+  }
+};
 /// Where a pointer's memory is, as the runtime says.
 enum class pointer_residence { host, device, unknown };
 /// What kind of memory a pointer points to, as the runtime says (pageable: unknown to it).

@@ -4,6 +4,16 @@
 
 #include "backend.hpp"
 
+/// 1 where the runtime has managed pools (cudaMemAllocationTypeManaged, CUDA 13): only then
+/// managed_pool.hpp compiles its runtime-pool policy. 0 under HIP: to 7.0 it knows pinned pools
+/// only, and hipMemAllocationTypeManaged (newer) has not run on an AMD GPU with unimem yet;
+/// managed_pool caches over hipMallocManaged instead.
+#if defined(UNIMEM_DETAIL_CUDA) && CUDART_VERSION >= 13000
+#define UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL 1
+#else
+#define UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL 0
+#endif
+
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {

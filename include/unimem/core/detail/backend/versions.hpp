@@ -7,6 +7,8 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
+/// A version number as text, e.g. "13.0" or "6.2.41133".
+using version_text = fixed_text<48>;
 /// What report() puts before the runtime's version: the runtime underneath, if not its own.
 inline const char* runtime_label() noexcept { return UNIMEM_DETAIL_RT_UNDERNEATH; }
 inline result runtime_version(int* v) noexcept { return UNIMEM_DETAIL_CALL(RuntimeGetVersion, v); }

@@ -250,6 +250,25 @@ TEST(ExplicitGpu, FillOnTheDevice) {
   for (int v : zeros.to<std::vector<int>>()) ASSERT_EQ(v, 0);
   unimem::device_buffer<int> listed{1, 2, 3};
   EXPECT_EQ(listed.to<std::vector<int>>(), (std::vector<int>{1, 2, 3}));
+  // Eight bytes not all one: the constructor writes the first element a byte at a time, fill()
+  // a 32-bit word at a time; both double it by copies, to an odd count.
+  unimem::device_buffer<double> halves(1000003, 1.5);
+  for (double v : halves.to<std::vector<double>>()) ASSERT_EQ(v, 1.5);
+  unimem::fill(halves, -2.25);
+  for (double v : halves.to<std::vector<double>>()) ASSERT_EQ(v, -2.25);
+  unimem::fill(halves.view().subview(1, 5), 4.0);  // from an element other than the first
+  const auto some = halves.to<std::vector<double>>();
+  EXPECT_TRUE(some[0] == -2.25 && some[1] == 4.0 && some[5] == 4.0 && some[6] == -2.25);
+  struct three {
+    unsigned char c[3];
+  };
+  unimem::device_buffer<three> odd(4097, three{{1, 2, 3}});  // no word fits: bytes
+  for (const three& t : odd.to<std::vector<three>>()) {
+    ASSERT_TRUE(t.c[0] == 1 && t.c[1] == 2 && t.c[2] == 3);
+  }
+  unimem::fill(odd.view().subview(1), three{{4, 5, 6}});  // misaligned for a word
+  const auto filled = odd.to<std::vector<three>>();
+  EXPECT_TRUE(filled[0].c[0] == 1 && filled[1].c[0] == 4 && filled[4096].c[2] == 6);
 }
 
 TEST(ExplicitGpu, EventsMeasureElapsedTime) {

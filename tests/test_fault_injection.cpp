@@ -949,7 +949,7 @@ TEST(FaultCountGpu, TaggedLaunchOverReusedPoolMemoryPrefetchesNothing) {
       bool all_hold = true, none_holds = true;
       for (const auto* x : bufs) {
         const bool holds = unimem_detail_placement_record(*x)->holds(
-            ud::placement_record::make_stamp(device, false, f0));
+            ud::placement_stamp::make(device, false, f0));
         all_hold = all_hold && holds;
         none_holds = none_holds && !holds;
       }

@@ -201,11 +201,12 @@ TEST(AccessTags, ReachTheKernelAsViewsOrPointers) {
 
 TEST(PlacementRecord, HoldsItsOwnStampUntilForgotten) {
   using unimem::detail::placement_record;
+  using unimem::detail::placement_stamp;
   placement_record r;
-  const auto moved0 = placement_record::make_stamp(0, false, 1234);
-  const auto mapped0 = placement_record::make_stamp(0, true, 1234);
-  const auto moved1 = placement_record::make_stamp(1, false, 1234);
-  const auto later = placement_record::make_stamp(0, false, 1235);
+  const auto moved0 = placement_stamp::make(0, false, 1234);
+  const auto mapped0 = placement_stamp::make(0, true, 1234);
+  const auto moved1 = placement_stamp::make(1, false, 1234);
+  const auto later = placement_stamp::make(0, false, 1235);
   EXPECT_FALSE(r.holds(moved0)) << "a new record knows nothing";
   r.set(moved0);
   EXPECT_TRUE(r.holds(moved0));
@@ -223,15 +224,15 @@ TEST(PlacementRecord, HoldsItsOwnStampUntilForgotten) {
   other.forget();
   EXPECT_FALSE(other.holds(moved0));
   // Counts wrap within their 55 bits; devices past 254 are never recorded (always placed).
-  EXPECT_EQ(placement_record::make_stamp(3, false, std::uint64_t{1} << 55),
-            placement_record::make_stamp(3, false, 0));
-  EXPECT_EQ(placement_record::make_stamp(255, false, 7), 0u);
-  EXPECT_EQ(placement_record::make_stamp(-1, false, 7), 0u);
-  EXPECT_EQ(placement_record::make_stamp(unimem::no_device, false, 7), 0u);
-  EXPECT_EQ(placement_record::device_of(moved1), 1);
-  EXPECT_EQ(placement_record::device_of(0), unimem::no_device) << "no stamp names no device";
-  other.set(placement_record::make_stamp(255, false, 7));
-  EXPECT_FALSE(other.holds(placement_record::make_stamp(255, false, 7)));
+  EXPECT_EQ(placement_stamp::make(3, false, std::uint64_t{1} << 55),
+            placement_stamp::make(3, false, 0));
+  EXPECT_EQ(placement_stamp::make(255, false, 7), 0u);
+  EXPECT_EQ(placement_stamp::make(-1, false, 7), 0u);
+  EXPECT_EQ(placement_stamp::make(unimem::no_device, false, 7), 0u);
+  EXPECT_EQ(placement_stamp::device_of(moved1), 1);
+  EXPECT_EQ(placement_stamp::device_of(0), unimem::no_device) << "no stamp names no device";
+  other.set(placement_stamp::make(255, false, 7));
+  EXPECT_FALSE(other.holds(placement_stamp::make(255, false, 7)));
 }
 
 TEST(PlacementRecord, TagsOfBuffersCarryItViewsAndVectorsDoNot) {
@@ -247,14 +248,14 @@ TEST(PlacementRecord, TagsOfBuffersCarryItViewsAndVectorsDoNot) {
   EXPECT_EQ(unimem::in(v).record, nullptr);
   EXPECT_EQ(unimem::detail::record_of(v), nullptr);
   // The record belongs to the buffer object: a moved buffer takes what its source knew.
-  r->set(unimem::detail::placement_record::make_stamp(0, false, 99));
+  r->set(unimem::detail::placement_stamp::make(0, false, 99));
   unimem::managed_buffer<int> moved(std::move(b));
   EXPECT_TRUE(unimem::detail::record_of(moved)->holds(
-      unimem::detail::placement_record::make_stamp(0, false, 99)));
-  EXPECT_FALSE(r->holds(unimem::detail::placement_record::make_stamp(0, false, 99)));
+      unimem::detail::placement_stamp::make(0, false, 99)));
+  EXPECT_FALSE(r->holds(unimem::detail::placement_stamp::make(0, false, 99)));
   unimem::host_touched(moved);  // forgets; no runtime call, so no GPU needed
   EXPECT_FALSE(unimem::detail::record_of(moved)->holds(
-      unimem::detail::placement_record::make_stamp(0, false, 99)));
+      unimem::detail::placement_stamp::make(0, false, 99)));
 }
 
 TEST(HostFaults, EveryFirstTouchOfAPageAndEveryDeliberateFaultCounts) {

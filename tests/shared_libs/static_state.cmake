@@ -4,7 +4,7 @@
 # the mapped-range and read-mostly tables and the transfer engine's stream pool were, and
 # split across libraries). Each object found must be one of these, named with why a private
 # copy per library is harmless:
-#   property_cache / overflow_cache      per-device properties that cannot change (any copy is right)
+#   property_cache                       per-device properties that cannot change (any copy is right)
 #   unsupported_policy_state             the unsupported-hint policy (a setting, per library)
 #   this_copy()::c                       where this copy mapped the process's host-access log and
 #                                        what it opened for it: every copy finds the same memfd
@@ -13,7 +13,7 @@
 #   kept_text::keep()::none              an empty error text, for when memory ran out (any copy)
 #   cuda_driver::...                     driver entry points looked up once (the same in every copy)
 # Usage: cmake -DNM=<nm> -DLIBRARIES=<a.so;b.so> -P static_state.cmake
-set(_allowed "property_cache\\(\\)::slots" "overflow_cache\\(\\)::head"
+set(_allowed "property_cache\\(\\)::lists"
              "unsupported_policy_state\\(\\)::state"
              "this_copy\\(\\)::c" "real_driver\\(\\)::d"
              "kept_text::keep\\(char const\\*\\)::none"

@@ -4,6 +4,8 @@
 
 #include "config.hpp"
 #include "copy.hpp"
+#include "detail/fill_device.hpp"
+#include "detail/stream_calls.hpp"
 #include "detail/owned_array.hpp"
 #include "memory_kind.hpp"
 #include "view.hpp"
@@ -29,18 +31,16 @@ class device_buffer : public detail::array_base<T, device_memory> {
   /// @brief n value-initialised elements (filled on the device).
   /// @throws unimem::length_error when n > max_size() (n * sizeof(T) bytes exceed PTRDIFF_MAX).
   /// @throws unimem::error when the runtime cannot allocate.
-  explicit device_buffer(size_type n, call_site where = call_site::current()) : base(n, where) {
-    static_assert(std::is_default_constructible<T>::value,
-                  "device_buffer(n) value-initialises: T needs a default constructor");
-    fill(view(), T{}, where);
-  }
+  explicit device_buffer(size_type n, call_site where = call_site::current())
+      : device_buffer(n, T{}, where) {}
   /// @brief n elements, left uninitialised.
   device_buffer(size_type n, uninitialized_t, call_site where = call_site::current())
       : base(n, where) {}
-  /// @brief n copies of value (filled on the device).
+  /// @brief n copies of value (a memset, else the first element doubled by copies; waited for).
   device_buffer(size_type n, const T& value, call_site where = call_site::current())
       : base(n, where) {
-    fill(view(), value, where);
+    detail::fill_device(this->data(), n, value, nullptr, where);
+    if (n != 0) default_stream.synchronize(where);
   }
   /// @brief A copy of the list.
   device_buffer(std::initializer_list<T> values, call_site where = call_site::current())

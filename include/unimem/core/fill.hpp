@@ -7,6 +7,7 @@
 #include "copy.hpp"
 #include "detail/backend/backend.hpp"
 #include "detail/backend/fill.hpp"
+#include "detail/fill_device.hpp"
 #include "error.hpp"
 
 #include <cstddef>
@@ -19,35 +20,6 @@ UNIMEM_BEGIN_NAMESPACE
 
 namespace detail {
 
-/// Writes one copy of `pattern` (`size` bytes) at p in stream order, with the runtime's
-/// 32-bit memset per word where the size and the address allow it, else its byte memset.
-inline void write_pattern(unsigned char* p, const unsigned char* pattern, std::size_t size,
-                          backend::stream_handle s, call_site where) {
-  const auto address = reinterpret_cast<std::uintptr_t>(p);
-  std::size_t i = 0;
-  if (size % 4 == 0 && address % 4 == 0) {
-    for (; i < size; i += 4) {
-      std::uint32_t w;
-      std::memcpy(&w, pattern + i, 4);
-      const backend::result r = backend::memset32_async(p + i, w, 1, s);
-      if (r.code == backend::error_not_supported) break;  // no 32-bit memset here: bytes below
-      check(r, where);
-    }
-  }
-  for (; i < size; ++i) check(backend::memset_async(p + i, pattern[i], 1, s), where);
-}
-
-/// Fills n elements from the first by doubling: copy(done, chunk) copies [0, chunk) to done;
-/// log2(n) calls, n elements moved in total.
-template <class CopyPrefix>
-void double_prefix(std::size_t n, CopyPrefix&& copy) {
-  for (std::size_t done = 1; done < n;) {
-    const std::size_t chunk = done < n - done ? done : n - done;
-    copy(done, chunk);
-    done += chunk;
-  }
-}
-
 /// A fill of host-resident memory, done by the CPU on a runtime thread in stream order.
 template <class T>
 struct host_fill {
@@ -58,9 +30,9 @@ struct host_fill {
   static void run(void* data) noexcept {
     host_fill* f = static_cast<host_fill*>(data);
     std::memcpy(f->p, &f->value, sizeof(T));
-    double_prefix(f->n, [f](std::size_t done, std::size_t chunk) {
-      std::memcpy(f->p + done, f->p, chunk * sizeof(T));
-    });
+    for (std::size_t done = 1; done < f->n; done *= 2) {
+      std::memcpy(f->p + done, f->p, (done < f->n - done ? done : f->n - done) * sizeof(T));
+    }
     delete f;
   }
 };
@@ -70,15 +42,9 @@ struct host_fill {
 template <class T>
 void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s,
                 range_residence where_it_is, call_site where) {
-  if (n == 0) return;
+  if (n == 0 || one_byte_repeated(value)) return fill_device(p, n, value, s, where);  // memset
   unsigned char bytes[sizeof(T)];
   std::memcpy(bytes, &value, sizeof(T));
-  bool uniform = true;
-  for (std::size_t i = 1; i < sizeof(T); ++i) uniform = uniform && bytes[i] == bytes[0];
-  if (uniform) {
-    check(backend::memset_async(p, bytes[0], n * sizeof(T), s), where);
-    return;
-  }
   const auto address = reinterpret_cast<std::uintptr_t>(p);
   if constexpr (sizeof(T) == 2) {
     if (address % 2 == 0) {
@@ -108,19 +74,25 @@ void fill_bytes(T* p, std::size_t n, const T& value, backend::stream_handle s,
     }
     return;
   }
-  write_pattern(reinterpret_cast<unsigned char*>(p), bytes, sizeof(T), s, where);
-  double_prefix(n, [&](std::size_t done, std::size_t chunk) {
-    check(backend::memcpy_async(p + done, p, chunk * sizeof(T), backend::copy_kind::infer, s),
-          where);
-  });
+  // The first element by 32-bit words where it can (a quarter of the calls bytes take), doubled.
+  std::size_t written = 0;
+  for (; sizeof(T) % 4 == 0 && address % 4 == 0 && written < sizeof(T); written += 4) {
+    std::uint32_t w;
+    std::memcpy(&w, bytes + written, 4);
+    unsigned char* word = reinterpret_cast<unsigned char*>(p) + written;
+    const backend::result r = backend::memset32_async(word, w, 1, s);
+    if (r.code == backend::error_not_supported) break;  // bytes, below
+    check(r, where);
+  }
+  fill_device(p, n, value, s, where, written);
 }
 
 }  // namespace detail
 
 /// @brief Queues on s the filling of a device-accessible range with copies of value; never blocks
-/// the host, launches no kernel: a memset (one repeated byte, or 2- and 4-byte values), else word
-/// memsets of the first element doubled by device-to-device copies; in host memory the CPU
-/// writes it in a host function queued on s (copies between host buffers would block).
+/// the host, launches no kernel: a memset (one repeated byte, or 2- and 4-byte values), else the
+/// first element doubled by device-to-device copies; in host memory the CPU writes it in a host
+/// function queued on s (copies between host buffers would block).
 template <class Range, class T>
 void fill_async(Range&& r, const T& value, stream_ref s, call_site where = call_site::current()) {
   using V = detail::range_value_t<std::remove_reference_t<Range>>;

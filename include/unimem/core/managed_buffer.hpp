@@ -45,11 +45,6 @@ inline bool zero_on_gpu(void* p, std::size_t bytes, int d, call_site where) {
   check(backend::stream_synchronize(s), where);
   return true;
 }
-/// A first_touch_t (placement/placement.hpp), which places the buffer it makes.
-template <class F, class = void>
-struct is_first_touch : std::false_type {};
-template <class F>
-struct is_first_touch<F, std::void_t<decltype(F::first_touch)>> : std::true_type {};
 }  // namespace detail
 
 /// @brief An array of T in managed memory, usable from the CPU and every GPU with no copies.
@@ -113,7 +108,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
   /// @brief n zero-initialised elements whose pages start at ft's location (first_touch()): on a
   /// device, prefetched and zeroed there in ft.stream's order (waited for); on the host by the CPU.
   /// @throws unimem::error when ft.stream belongs to another device than ft's location.
-  template <class FirstTouch, std::enable_if_t<detail::is_first_touch<FirstTouch>::value, int> = 0>
+  template <class FirstTouch, class = decltype(FirstTouch::first_touch)>  // first_touch_t
   managed_buffer(size_type n, FirstTouch ft, call_site where = call_site::current())
       : base(n, uninitialized, where) {
     static_assert(std::is_trivially_default_constructible<T>::value,
@@ -127,7 +122,7 @@ class managed_buffer : public detail::host_array<T, managed_memory> {
     }
   }
   /// @brief n uninitialised elements prefetched to ft's location on ft.stream (waited for).
-  template <class FirstTouch, std::enable_if_t<detail::is_first_touch<FirstTouch>::value, int> = 0>
+  template <class FirstTouch, class = decltype(FirstTouch::first_touch)>  // first_touch_t
   managed_buffer(size_type n, FirstTouch ft, uninitialized_t,
                  call_site where = call_site::current())
       : base(n, uninitialized, where) {

@@ -27,6 +27,7 @@
 #include "../core/stream_ref.hpp"
 #include "../core/view.hpp"
 #include "detail/host_access.hpp"
+#include "detail/stamp.hpp"
 #include "intent.hpp"
 
 UNIMEM_BEGIN_NAMESPACE
@@ -244,13 +245,13 @@ inline int still_needed(const placement_range& r, int d, std::uint64_t now,
                         host_access::span* parts) noexcept {
   if (r.record == nullptr) return -1;
   const std::uint64_t w = r.record->stamp();
-  if (w == 0 || placement_record::device_of(w) != d) return -1;
-  const bool mapped = placement_record::mapped_of(w);
+  if (w == 0 || placement_stamp::device_of(w) != d) return -1;
+  const bool mapped = placement_stamp::mapped_of(w);
   const bool accepted = mapped ? (r.how == intent_choice::follow || r.how == intent_choice::map)
                                : r.how != intent_choice::map;
   if (!accepted) return -1;
-  const std::uint64_t since = placement_record::entry_of(w);
-  if (since == placement_record::entry_of(now)) return 0;
+  const std::uint64_t since = placement_stamp::entry_of(w);
+  if (since == placement_stamp::entry_of(now)) return 0;
   const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(r.ptr);
   const int n = host_access::touched_since(since, now, lo, lo + r.bytes, touched_merge_gap,
                                            parts, touched_spans_max);
@@ -297,8 +298,8 @@ inline bool place_by_record(const placement_range& r, int d, std::uint64_t now,
     }
   }
   const std::uint64_t w = r.record->stamp();
-  if (placement_record::entry_of(w) != placement_record::entry_of(now)) {
-    r.record->set(placement_record::make_stamp(d, placement_record::mapped_of(w), now));
+  if (placement_stamp::entry_of(w) != placement_stamp::entry_of(now)) {
+    r.record->set(placement_stamp::make(d, placement_stamp::mapped_of(w), now));
   }
   return true;
 }
@@ -325,7 +326,7 @@ inline bool place_whole(const placement_range& r, int d, std::uint64_t now,
   if (r.record == nullptr) {
     if (!mapped && (d < 0 || device_count(o.where) > 1)) host_access::announce(r.ptr, r.bytes);
   } else if (d >= 0) {
-    r.record->set(placement_record::make_stamp(d, mapped, now));
+    r.record->set(placement_stamp::make(d, mapped, now));
   } else {
     r.record->forget();
   }
@@ -413,7 +414,7 @@ inline hint_status set_intent_range(const placement_range& r, intent i, location
   if (r.record == nullptr) {
     host_access::announce(r.ptr, r.bytes);
   } else if (i == intent::map) {
-    r.record->set(placement_record::make_stamp(gpu.device_id(), true, host_access::now()));
+    r.record->set(placement_stamp::make(gpu.device_id(), true, host_access::now()));
   } else {
     r.record->forget();
   }

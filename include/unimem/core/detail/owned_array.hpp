@@ -7,7 +7,7 @@
 
 #include <cstddef>
 #include <cstring>
-#include <limits>
+#include <cstdint>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -24,19 +24,18 @@ inline constexpr uninitialized_t uninitialized{};
 /// @brief The most elements of T any unimem allocation holds (bytes fit in std::ptrdiff_t).
 template <class T>
 constexpr std::size_t max_elements() noexcept {
-  return static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / sizeof(T);
+  return static_cast<std::size_t>(PTRDIFF_MAX) / sizeof(T);
 }
 
 namespace detail {
-
+inline constexpr std::size_t max_bytes = max_elements<unsigned char>();  // PTRDIFF_MAX
 [[noreturn]] UNIMEM_DETAIL_COLD UNIMEM_DETAIL_OUTLINE void throw_length_error(
     std::size_t n, std::size_t element_size, const char* what)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
-  const std::size_t max = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
   throw_refused<length_error>(refusal("unimem::").append(what).append(": ").append(n)
-      .append(" elements of ").append(element_size).append(" bytes exceed ").append(max)
-      .append(" bytes (max_size() = ").append(max / element_size).append(")"));
+      .append(" elements of ").append(element_size).append(" bytes exceed ").append(max_bytes)
+      .append(" bytes (max_size() = ").append(max_bytes / element_size).append(")"));
 }
 #else
     ;
@@ -45,8 +44,7 @@ namespace detail {
 /// The overflow rule of every unimem allocation: n elements of `element_size` bytes fit in
 /// std::ptrdiff_t, else unimem::length_error naming `what`, before any runtime call.
 inline std::size_t checked_bytes(std::size_t n, std::size_t element_size, const char* what) {
-  const std::size_t max = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
-  if (element_size != 0 && n > max / element_size) throw_length_error(n, element_size, what);
+  if (element_size != 0 && n > max_bytes / element_size) throw_length_error(n, element_size, what);
   return n * element_size;
 }
 

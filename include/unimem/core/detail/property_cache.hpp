@@ -65,16 +65,12 @@ struct cached_device {
   const cached_device* next = nullptr;  // the next device in the same list
 };
 
-/// Devices below this ordinal have a list of their own; the others share overflow_cache's.
+/// Devices below this ordinal have a list of their own; the others share the last one. Entries
+/// live as long as the process (late destructors may still ask).
 constexpr int cached_devices = 64;
-/// The lock-free lists; entries live as long as the process (late destructors may still ask).
 inline atomic_cell<const cached_device*>* property_cache() noexcept {
-  static atomic_cell<const cached_device*> slots[cached_devices];
-  return slots;
-}
-inline atomic_cell<const cached_device*>& overflow_cache() noexcept {
-  static atomic_cell<const cached_device*> head;
-  return head;
+  static atomic_cell<const cached_device*> lists[cached_devices + 1];
+  return lists;
 }
 
 /// The cache entry of device `id` (which must exist).
@@ -82,7 +78,7 @@ UNIMEM_DETAIL_OUTLINE const cached_device& cached_entry(int id, call_site where)
 #if UNIMEM_DETAIL_DEFINE_OUTLINE
 {
   atomic_cell<const cached_device*>& head =
-      id >= 0 && id < cached_devices ? property_cache()[id] : overflow_cache();
+      property_cache()[id >= 0 && id < cached_devices ? id : cached_devices];
   const cached_device* first = head.load();
   for (const cached_device* c = first; c != nullptr; c = c->next) {
     if (c->properties.device_id == id) return *c;

@@ -4,4 +4,3 @@
 #pragma once
 
 #include "core/allocator.hpp"
-#include "unimem.hpp"

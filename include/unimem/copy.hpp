@@ -5,4 +5,7 @@
 
 #include "core/copy.hpp"
 #include "core/fill.hpp"
-#include "unimem.hpp"
+#include "core/devices.hpp"
+#include "core/stream.hpp"
+#include "diagnostics/report.hpp"
+#include "placement/location.hpp"

@@ -4,4 +4,7 @@
 #pragma once
 
 #include "core/device_buffer.hpp"
-#include "unimem.hpp"
+#include "core/devices.hpp"
+#include "core/stream.hpp"
+#include "diagnostics/report.hpp"
+#include "placement/location.hpp"

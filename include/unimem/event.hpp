@@ -4,4 +4,4 @@
 #pragma once
 
 #include "core/event.hpp"
-#include "unimem.hpp"
+#include "placement/location.hpp"

@@ -4,4 +4,6 @@
 #pragma once
 
 #include "core/managed_buffer.hpp"
-#include "unimem.hpp"
+#include "core/devices.hpp"
+#include "diagnostics/report.hpp"
+#include "placement/access.hpp"

@@ -4,4 +4,4 @@
 #pragma once
 
 #include "core/memory_kind.hpp"
-#include "unimem.hpp"
+#include "core/view.hpp"

@@ -4,4 +4,6 @@
 #pragma once
 
 #include "core/memory_resource.hpp"
-#include "unimem.hpp"
+#include "core/devices.hpp"
+#include "diagnostics/report.hpp"
+#include "placement/location.hpp"

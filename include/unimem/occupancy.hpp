@@ -4,4 +4,4 @@
 #pragma once
 
 #include "core/occupancy.hpp"
-#include "unimem.hpp"
+#include "placement/location.hpp"

@@ -4,4 +4,3 @@
 #pragma once
 
 #include "core/pinned_buffer.hpp"
-#include "unimem.hpp"

@@ -4,4 +4,6 @@
 #pragma once
 
 #include "placement/placement.hpp"
-#include "unimem.hpp"
+#include "core/devices.hpp"
+#include "diagnostics/report.hpp"
+#include "placement/access.hpp"

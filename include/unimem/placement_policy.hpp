@@ -4,4 +4,6 @@
 #pragma once
 
 #include "placement/policy.hpp"
-#include "unimem.hpp"
+#include "core/devices.hpp"
+#include "diagnostics/report.hpp"
+#include "placement/location.hpp"

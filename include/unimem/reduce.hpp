@@ -4,4 +4,3 @@
 #pragma once
 
 #include "core/reduce.hpp"
-#include "unimem.hpp"

@@ -4,4 +4,3 @@
 #pragma once
 
 #include "core/warp.hpp"
-#include "unimem.hpp"

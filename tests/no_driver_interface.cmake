@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.21) # CMP0054 NEW: the quoted "WITHOUT" below is a string, not a variable
 # Whether a program holds the UVM tools device's name: not one built with
 # UNIMEM_NO_PRIVATE_DRIVER_INTERFACE (WITHOUT), and one built without it (WITH) does, so that the
 # check can fail. Usage: cmake -DWITHOUT=<program> -DWITH=<program> -P no_driver_interface.cmake

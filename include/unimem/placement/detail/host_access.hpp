@@ -102,7 +102,7 @@ inline const char* to_string(reason w) noexcept {
     case reason::compiled_out: return "built without the driver interface";
     case reason::no_module: return "no NVIDIA UVM module";
     case reason::version_refused: return "a UVM module version whose layout unimem has not read";
-    case reason::no_tools: return "no usable /dev/nvidia-uvm-tools";
+    case reason::no_tools: return "no usable UVM tools device";
     case reason::no_uvm_fd_yet: return "the GPU runtime has not opened /dev/nvidia-uvm yet";
     case reason::refused: return "the driver refused a tracker";
     case reason::private_log: return "no shared log could be made";

@@ -69,10 +69,9 @@ class kept_text {
 /// `std::bad_alloc`; other failures unimem::runtime_error (and unimem::mpi::error), a
 /// `std::runtime_error` (why: docs/architecture.md, "Errors: unimem's interfaces beside the
 /// standard's classes"). what() names the failed call, the status's name, number and text, the
-/// user's file:line (UNIMEM_CHECK's for it) and what unimem was doing, e.g. "unimem:
-/// cudaMallocManaged(p, bytes, attach) failed: cudaErrorMemoryAllocation (2): out of memory
-/// [main.cpp:12] (managed_buffer: 1099511627776 bytes)"; without a usable GPU it starts "no GPU
-/// was found". Copying never throws (the texts are shared). Catch by reference: it is abstract.
+/// user's file:line (UNIMEM_CHECK's for it) and what unimem was doing (an example is in
+/// docs/architecture.md, "Errors name your line"); without a usable GPU it starts "no GPU was
+/// found". Copying never throws (the texts are shared). Catch by reference: it is abstract.
 class error {
  public:
   /// @brief The whole message.

@@ -1,0 +1,3 @@
+# The test files unimem_tsan_tests compiles (relative to tests/): host code only.
+set(unimem_tsan_sources
+  test_host_access.cpp)

@@ -98,21 +98,24 @@ def install(torch, allocator):
 
 
 def model(torch, d, layers, vocab, dtype):
+    """Made on the GPU in its dtype (never on the host: a model of 1.5x the GPU made there first
+    would need its size in host memory on top of the managed memory)."""
     nn = torch.nn
+    made = dict(device="cuda", dtype=dtype)
 
     class Model(nn.Module):
         def __init__(self):
             super().__init__()
-            self.embed = nn.Embedding(vocab, d)
+            self.embed = nn.Embedding(vocab, d, **made)
             layer = nn.TransformerEncoderLayer(d, nhead=max(1, d // 128), dim_feedforward=4 * d,
                                                dropout=0.0, activation="gelu", batch_first=True,
-                                               norm_first=True)
+                                               norm_first=True, **made)
             self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
-            self.head = nn.Linear(d, vocab)
+            self.head = nn.Linear(d, vocab, **made)
 
         def forward(self, tokens):
             return self.head(self.blocks(self.embed(tokens), is_causal=False))
-    return Model().to(device="cuda", dtype=dtype)
+    return Model()
 
 
 def timed_steps(torch, step, warmup, steps):
@@ -133,7 +136,11 @@ def child(args):
     out = {"allocator": args.allocator, "layers": args.layers}
     if args.free_gib > 0:
         out["ballast"], out["free_after_ballast"] = place_ballast(args.free_gib)
-    context = install(torch, args.allocator)
+    try:
+        context = install(torch, args.allocator)
+    except NotImplementedError as e:
+        out["error"] = str(e)
+        return out
     vocab = args.vocab
     torch.manual_seed(0)
     with context:
@@ -172,6 +179,7 @@ def child(args):
             return out
         out["step_s"] = sorted(times)[len(times) // 2]
         out["steps_s"] = times
+        out["device"] = torch.cuda.get_device_name()
     if args.allocator == "default":
         out["peak_bytes"] = torch.cuda.max_memory_allocated()
     elif args.allocator.startswith("unimem"):
@@ -281,12 +289,11 @@ def main(argv=None):
     only = set(args.only.split(","))
     free = args.free_gib * GiB
     results = {"free_gib": args.free_gib, "runs": {}}
-    import torch
+    import torch  # not initialised here: the GPU's memory is the children's
     import unimem
-    print(f"unimem {unimem.version()} ({unimem.backend()}), torch {torch.__version__}, "
-          f"{torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU'}; "
-          f"ballast leaves {args.free_gib:g} GiB free; host available "
-          f"{host_available() / GiB:.0f} GiB")
+    print(f"unimem {unimem.version()} ({unimem.backend()}), torch {torch.__version__}; "
+          f"the ballast leaves {args.free_gib:g} GiB of the GPU free; the host has "
+          f"{host_available() / GiB:.0f} GiB available")
 
     def fits_host(footprint, name):
         if footprint > args.host_fraction * host_available():

@@ -184,7 +184,9 @@ def child(args):
         out["peak_bytes"] = torch.cuda.max_memory_allocated()
     elif args.allocator.startswith("unimem"):
         import unimem.torch as ut
-        out["peak_bytes"] = ut.statistics().peak_bytes_in_use
+        s = ut.statistics()
+        out["peak_bytes"] = s.peak_bytes_in_use
+        out["on_gpu_estimate"], out["on_host_estimate"] = s.on_gpu_estimate, s.on_host_estimate
     return out
 
 
@@ -250,6 +252,9 @@ def show(title, rows, ratio=None):
             what = f"{r['step_s'] * 1e3:10.1f} ms a step"
             if "peak_bytes" in r:
                 what += f", peak {r['peak_bytes'] / GiB:.1f} GiB"
+            if "on_gpu_estimate" in r:
+                what += (f" (at the end about {r['on_gpu_estimate'] / GiB:.1f} GiB on the GPU, "
+                         f"{r['on_host_estimate'] / GiB:.1f} on the host)")
         print(f"  {r['allocator']:<18} {what}")
     if ratio:
         print("  " + ratio)

@@ -80,6 +80,7 @@ struct unimem_allocator_stats {
   std::uint64_t limit_bytes;          ///< UINT64_MAX: none
   std::uint64_t device_free_bytes;    ///< the runtime's free memory of the GPU, now
   std::uint64_t device_total_bytes;   ///< the GPU's memory
+  std::uint64_t device_free_at_pool_bytes;  ///< device_free_bytes when the pool was made
   std::uint64_t placed_on_gpu_bytes;  ///< the budgeted pool's figures (issue 51): UINT64_MAX
   std::uint64_t placed_on_host_bytes; ///< until then
   std::int32_t uses_runtime_pool;     ///< 1: the runtime's pool of managed memory serves
@@ -182,10 +183,11 @@ bool same(const unimem_allocator_options& a, const unimem_allocator_options& b) 
 
 struct device_state {
   device_state(int id, const unimem::managed_pool_options& o)
-      : pool(unimem::device(id), o), id(id) {}
+      : pool(unimem::device(id), o), id(id), free_at_start(unimem::device(id).free_memory()) {}
 
   unimem::managed_pool pool;
   const int id;
+  const std::uint64_t free_at_start;  // the GPU's free memory when the pool was made
   std::atomic<std::uint64_t> in_use{0};  // for the limit (the pool keeps its own figures)
   std::atomic<std::uint64_t> served{0}, failures{0}, prefetches{0};
   std::once_flag free_stream_made;
@@ -527,6 +529,7 @@ UNIMEM_C_API int unimem_allocator_statistics(int device,
       r.failures = s->failures.load();
       r.prefetches = s->prefetches.load();
       r.uses_runtime_pool = s->pool.uses_runtime_pool() ? 1 : 0;
+      r.device_free_at_pool_bytes = s->free_at_start;
     }
     *out = r;
     return unimem_ok;

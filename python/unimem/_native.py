@@ -31,6 +31,7 @@ class _Stats(ctypes.Structure):
                 ("allocations_total", ctypes.c_uint64), ("failures", ctypes.c_uint64),
                 ("prefetches", ctypes.c_uint64), ("limit_bytes", ctypes.c_uint64),
                 ("device_free_bytes", ctypes.c_uint64), ("device_total_bytes", ctypes.c_uint64),
+                ("device_free_at_pool_bytes", ctypes.c_uint64),
                 ("placed_on_gpu_bytes", ctypes.c_uint64),
                 ("placed_on_host_bytes", ctypes.c_uint64),
                 ("uses_runtime_pool", ctypes.c_int32), ("reserved", ctypes.c_int32)]
@@ -272,6 +273,9 @@ class Statistics:
     device_free_bytes, device_total_bytes: the GPU's memory, as the runtime reports it now;
         managed pages on the GPU count as used, so a pool larger than the GPU shows here as the
         GPU full while bytes_in_use goes on growing.
+    device_free_at_pool_bytes: device_free_bytes when the pool was made (0 before).
+    on_gpu_estimate, on_host_estimate (properties): the pool's bytes held split by what the GPU
+        filled since the pool was made, an estimate (see docs/python.md, "Statistics").
     placed_on_gpu_bytes, placed_on_host_bytes: where the budgeted pool (issue 51) put the blocks;
         None until then (the driver moves pages without telling).
     """
@@ -287,9 +291,25 @@ class Statistics:
     limit: Optional[int]
     device_free_bytes: int
     device_total_bytes: int
+    device_free_at_pool_bytes: int
     placed_on_gpu_bytes: Optional[int]
     placed_on_host_bytes: Optional[int]
     uses_runtime_pool: bool
+
+    @property
+    def on_gpu_estimate(self) -> int:
+        """Bytes of the pool on the GPU, estimated: what the GPU filled since the pool was made
+        (its free memory then less now), at most bytes_held. Other memory the process took on
+        the GPU since then counts too: an upper bound where the pool is not alone."""
+        if not self.pool_made:
+            return 0
+        filled = max(0, self.device_free_at_pool_bytes - self.device_free_bytes)
+        return min(self.bytes_held, filled)
+
+    @property
+    def on_host_estimate(self) -> int:
+        """Bytes of the pool not on the GPU, estimated: bytes_held less on_gpu_estimate."""
+        return self.bytes_held - self.on_gpu_estimate
 
 
 def statistics(device: int) -> Statistics:
@@ -307,6 +327,7 @@ def statistics(device: int) -> Statistics:
                       prefetches=s.prefetches, limit=known(s.limit_bytes),
                       device_free_bytes=s.device_free_bytes,
                       device_total_bytes=s.device_total_bytes,
+                      device_free_at_pool_bytes=s.device_free_at_pool_bytes,
                       placed_on_gpu_bytes=known(s.placed_on_gpu_bytes),
                       placed_on_host_bytes=known(s.placed_on_host_bytes),
                       uses_runtime_pool=bool(s.uses_runtime_pool))

@@ -8,8 +8,10 @@
 #   doxygen                     the API reference, built and checked by scripts/docs.sh (1.9.4)
 #   libopenmpi-dev, openmpi-bin unimem::mpi and its tests (Open MPI 4.1, mpiexec -n 2)
 #   make, pkgconf               the Makefile consumer built through unimem's pkg-config files
-#   python3-dev, pybind11-dev,  the Python module example (examples/python) and its NumPy test
+#   python3-dev, pybind11-dev,  the Python package (python/: its buffer module) and its NumPy test
 #   python3-numpy
+#   python3-pip, python3-setuptools,  pip install ./python (ctest python.pip_install), with no
+#   python3-wheel, python3-venv       package index (--no-build-isolation); venvs for users
 #   clang-15                    the DLPack import fuzzer (tests/fuzz): libFuzzer's runtime comes
 #                               with it (libclang-common-15-dev)
 # Native CUDA (nvcc >= 12) is expected at /usr/local/cuda or on PATH; it is not installed here.
@@ -22,7 +24,7 @@ need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 all=(cmake ninja-build hipcc libamdhip64-dev libgtest-dev g++-11 nvidia-cuda-toolkit mmdebstrap
      doxygen libopenmpi-dev openmpi-bin make pkgconf python3-dev pybind11-dev python3-numpy
-     clang-15 libclang-common-15-dev)
+     python3-pip python3-setuptools python3-wheel python3-venv clang-15 libclang-common-15-dev)
 for p in "${@:-${all[@]}}"; do
   [[ " ${all[*]} " == *" $p "* ]] || { echo "install-deps: $p is not one of unimem's packages" >&2; exit 2; }
   have_pkg "$p" || need+=("$p")

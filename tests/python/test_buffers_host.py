@@ -1,11 +1,11 @@
-"""unimem_example with NumPy over host memory: needs no GPU (CI runs it on every toolchain that
-builds the module). A NumPy array goes into unimem (dlpack::tensor) and out again (to_dlpack),
-zero-copy and with its strides, and every tensor's deleter runs exactly once. Refusals are
-BufferError, as the DLPack Python specification asks; __dlpack__ honours copy, dl_device and
-stream (None only for a CPU tensor); producers whose label is stream-less are given stream=None;
-and hostile tensors made with ctypes are refused without a crash.
+"""unimem's buffers (unimem._unimem) with NumPy over host memory: needs no GPU (CI runs it on
+every toolchain that builds the module). A NumPy array goes into unimem (dlpack::tensor) and out
+again (to_dlpack), zero-copy and with its strides, and every tensor's deleter runs exactly once.
+Refusals are BufferError, as the DLPack Python specification asks; __dlpack__ honours copy,
+dl_device and stream (None only for a CPU tensor); producers whose label is stream-less are given
+stream=None; and hostile tensors made with ctypes are refused without a crash.
 
-Run: PYTHONPATH=<build>/examples/python python3 tests/python/test_host.py (exit 77: skipped)."""
+Run: PYTHONPATH=<build>/python python3 tests/python/test_buffers_host.py (exit 77: skipped)."""
 import ctypes
 import gc
 import sys
@@ -16,7 +16,7 @@ try:
 except ImportError:
     np = None
 
-import unimem_example as ux
+import unimem._unimem as ux
 
 
 def numpy_speaks_dlpack():

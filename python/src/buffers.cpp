@@ -1,13 +1,13 @@
-// unimem_example: a Python module over <unimem/dlpack.hpp>, the example and test of DLPack and
-// the CUDA Array Interface (docs/python.md). unimem buffers of float32 go to torch, CuPy and
-// NumPy without a copy (__dlpack__, __dlpack_device__, __cuda_array_interface__), and a unimem
-// kernel runs on any DLPack tensor (scale()).
+// unimem._unimem: unimem buffers for Python (docs/python.md), re-exported by the package as
+// unimem.Buffer, unimem.Imported, unimem.scale and unimem.scale_on_host. Buffers of float32 go to
+// torch, CuPy and NumPy without a copy (__dlpack__, __dlpack_device__, __cuda_array_interface__,
+// __array_interface__), and a unimem kernel runs on any DLPack tensor (scale()).
 //
-//   b = unimem_example.Buffer(1 << 20, "managed")      # managed, device, pinned or pool
+//   b = unimem.Buffer(1 << 20, "managed")              # managed, device, pinned or pool
 //   b.fill(1.0)                                        # a kernel on the buffer's stream
 //   t = torch.from_dlpack(b)                           # the same memory, as cuda:0
 //   a = numpy.asarray(b)                               # and as the host's (after the fill)
-//   unimem_example.scale(t, 2.0, torch.cuda.current_stream().cuda_stream)
+//   unimem.scale(t, 2.0, torch.cuda.current_stream().cuda_stream)
 #include <pybind11/pybind11.h>
 
 #include <unimem/dlpack.hpp>  // not in the umbrella header
@@ -61,7 +61,7 @@ dl::device_request request_of(const std::string& s) {
   if (s == "gpu") return dl::device_request::gpu;
   if (s == "cpu") return dl::device_request::cpu;
   if (s == "specific") return dl::device_request::specific;
-  throw std::invalid_argument("unimem_example: a label is \"natural\", \"gpu\", \"cpu\" or "
+  throw std::invalid_argument("unimem: a label is \"natural\", \"gpu\", \"cpu\" or "
                               "\"specific\", not \"" + s + "\"");
 }
 
@@ -122,7 +122,7 @@ class buffer {
  private:
   static const std::string& checked(const std::string& kind) {
     if (kind != "managed" && kind != "device" && kind != "pinned" && kind != "pool") {
-      throw std::invalid_argument("unimem_example.Buffer: kind is managed, device, pinned or "
+      throw std::invalid_argument("unimem.Buffer: kind is managed, device, pinned or "
                                   "pool, not \"" + kind + "\"");
     }
     return kind;
@@ -193,7 +193,7 @@ py::object capsule_of(Make&& make, const py::object& max_version, bool copied = 
 void make_ready(unimem::stream_ref producer, bool ordered, DLDevice label,
                 const py::object& stream) {
   if (label.device_type == kDLCPU && !stream.is_none()) {
-    throw py::buffer_error("unimem_example: a CPU tensor takes stream=None only (the DLPack "
+    throw py::buffer_error("unimem: a CPU tensor takes stream=None only (the DLPack "
                            "Python specification), not " + py::str(stream).cast<std::string>());
   }
   if (!ordered || !handoff_on.load()) return;
@@ -210,7 +210,7 @@ py::object export_tensor(const std::shared_ptr<buffer>& b, dl::device_choice lab
                          const py::object& stream, const py::object& max_version,
                          const py::object& dl_device, const py::object& copy) {
   if (!copy.is_none() && copy.cast<bool>()) {
-    throw py::buffer_error("unimem_example: exports share the buffer's memory; copy=True is not "
+    throw py::buffer_error("unimem: exports share the buffer's memory; copy=True is not "
                            "offered");
   }
   label = asked_label(dl_device, label);
@@ -269,7 +269,7 @@ dl::tensor<T> import_tensor(const py::object& obj, std::intptr_t stream) {
     if (PyCapsule_SetName(c, "used_dltensor") != 0) throw py::error_already_set();
     return dl::tensor<T>(m);
   }
-  throw py::type_error("unimem_example: expected an object with __dlpack__ or an unused DLPack "
+  throw py::type_error("unimem: expected an object with __dlpack__ or an unused DLPack "
                        "capsule");
 }
 
@@ -298,7 +298,7 @@ class imported {
     make_ready(stream_.stream, own.device_type != kDLCPU && stream_.synchronize, label, stream);
     if (!copy.is_none() && copy.cast<bool>()) {
       if (label.device_type != kDLCPU) {
-        throw py::buffer_error("unimem_example: copy=True copies into host memory: ask for it "
+        throw py::buffer_error("unimem: copy=True copies into host memory: ask for it "
                                "with dl_device=(kDLCPU, 0), of memory the host can read");
       }
       return capsule_of(
@@ -341,7 +341,7 @@ class imported {
 
 }  // namespace
 
-PYBIND11_MODULE(unimem_example, m) {
+PYBIND11_MODULE(_unimem, m) {
   m.doc() = "unimem buffers for torch, CuPy and NumPy over DLPack and the CUDA Array Interface";
   m.attr("backend") = unimem::backend_name();
   m.attr("kDLCPU") = static_cast<int>(kDLCPU);
@@ -399,7 +399,7 @@ PYBIND11_MODULE(unimem_example, m) {
           "__array_interface__",
           [](buffer& b) {
             if (b.memory() == dl::memory_type::device) {
-              throw py::attribute_error("unimem_example.Buffer: device memory has no "
+              throw py::attribute_error("unimem.Buffer: device memory has no "
                                         "__array_interface__ (the host cannot read it)");
             }
             if (handoff_on.load()) b.stream().synchronize();  // the host reads next
@@ -417,7 +417,7 @@ PYBIND11_MODULE(unimem_example, m) {
           "__array__",
           [](const py::object& self, const py::object& dtype, const py::object& copy) {
             if (self.cast<buffer&>().memory() == dl::memory_type::device) {
-              throw py::type_error("unimem_example.Buffer: device memory cannot be a NumPy array "
+              throw py::type_error("unimem.Buffer: device memory cannot be a NumPy array "
                                    "(the host cannot read it): use torch or CuPy, or copy it");
             }
             const py::module_ np = py::module_::import("numpy");
@@ -459,7 +459,7 @@ PYBIND11_MODULE(unimem_example, m) {
           const std::intptr_t value = protocol_value(stream);
           dl::tensor<float> t = import_tensor<float>(tensor, value);
           if (t.device().device_type == kDLCPU) {
-            throw py::value_error("unimem_example.scale: a CPU tensor; a kernel needs memory the "
+            throw py::value_error("unimem.scale: a CPU tensor; a kernel needs memory the "
                                   "GPU can reach (use scale_on_host)");
           }
           const dl::protocol_stream s = dl::stream_from_protocol(value);

@@ -1,5 +1,6 @@
-"""unimem_example with torch, CuPy and NumPy on a GPU: the obvious calls (torch.from_dlpack(b),
-torch.as_tensor(b, device="cuda"), cupy.from_dlpack(b), cupy.asarray(b), np.from_dlpack(b),
+"""unimem's buffers (unimem.Buffer, unimem._unimem) with torch, CuPy and NumPy on a GPU: the
+obvious calls (torch.from_dlpack(b), torch.as_tensor(b, device="cuda"), cupy.from_dlpack(b),
+cupy.asarray(b), np.from_dlpack(b),
 np.from_dlpack(b, device="cpu"), np.asarray(b)) over every buffer kind, and which consumer takes
 which label, zero-copy; writes seen on both sides; a unimem kernel over a torch tensor and torch
 over a unimem buffer; objects dropped in either order without a leak; the stream hand-off of
@@ -7,14 +8,14 @@ __dlpack__ (a buffer's and an import's), of the CUDA Array Interface and the wai
 __array_interface__ (and that each test fails without it). Prints the two tables it measured
 (docs/python.md).
 
-Run: PYTHONPATH=<build>/examples/python python tests/python/test_gpu.py (exit 77: skipped).
+Run: PYTHONPATH=<build>/python python3 tests/python/test_buffers_gpu.py (exit 77: skipped).
 Skips without a GPU; each consumer's tests skip where it is not installed."""
 import gc
 import importlib
 import sys
 import unittest
 
-import unimem_example as ux
+import unimem._unimem as ux
 
 
 def optional(name):

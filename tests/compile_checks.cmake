@@ -15,35 +15,43 @@ file(GLOB _unimem_forwarders RELATIVE ${PROJECT_SOURCE_DIR}/include CONFIGURE_DE
      ${PROJECT_SOURCE_DIR}/include/unimem/*.hpp)
 list(REMOVE_ITEM _unimem_forwarders unimem/mpi.hpp unimem/unimem.hpp unimem/core.hpp
      unimem/compiled.hpp)  # mpi.hpp needs MPI: compiled alone in tests/mpi
-set(_header_sources "")
-foreach(_h IN LISTS _unimem_headers)
-  string(MAKE_C_IDENTIFIER "${_h}" _id)
-  set(_src ${CMAKE_CURRENT_BINARY_DIR}/headers/${_id}.cpp)
-  if(_h STREQUAL "unimem/compiled.hpp")
-    # The separate-compilation source compiles alone only as it is meant to be used.
-    file(CONFIGURE OUTPUT ${_src} CONTENT
-         "#define UNIMEM_SEPARATE_COMPILATION 1\n#include <${_h}>\n#include <${_h}>  // and twice\n")
-  else()
-    file(CONFIGURE OUTPUT ${_src} CONTENT "#include <${_h}>\n#include <${_h}>  // and twice\n")
+# unimem_header_sources(out header...): a translation unit per header, including it twice.
+function(unimem_header_sources out)
+  set(_sources "")
+  foreach(_h IN LISTS ARGN)
+    string(MAKE_C_IDENTIFIER "${_h}" _id)
+    set(_src ${CMAKE_CURRENT_BINARY_DIR}/headers/${_id}.cpp)
+    set(_prelude "")
+    if(_h STREQUAL "unimem/compiled.hpp")
+      # The separate-compilation source compiles alone only as it is meant to be used.
+      set(_prelude "#define UNIMEM_SEPARATE_COMPILATION 1\n")
+    endif()
+    file(CONFIGURE OUTPUT ${_src} CONTENT "${_prelude}#include <${_h}>\n#include <${_h}>  // and twice\n")
+    list(APPEND _sources ${_src})
+  endforeach()
+  set(${out} ${_sources} PARENT_SCOPE)
+endfunction()
+# Compiled as host code, which is what "compiles alone" is about (the includes a header needs);
+# its device code is compiled by the tests, which include every header with the device
+# compiler. A third of a toolchain's build time before (an nvcc or hipcc pass per header and GPU
+# target); hipcc compiles the host side only (--cuda-host-only, clang's flag for HIP too).
+# unimem_header_check(target library source...): the sources compiled against the library.
+function(unimem_header_check target library)
+  add_library(${target} OBJECT ${ARGN})
+  target_link_libraries(${target} PRIVATE ${library})
+  if(UNIMEM_CXX_IS_HIPCC AND UNIMEM_HIP_PLATFORM STREQUAL "amd")
+    target_compile_options(${target} PRIVATE --cuda-host-only)
   endif()
-  list(APPEND _header_sources ${_src})
-endforeach()
+  unimem_internal_warnings(${target})
+endfunction()
+unimem_header_sources(_header_sources ${_unimem_headers})
 set(_forwarding "")
 foreach(_h IN LISTS _unimem_forwarders)
   string(APPEND _forwarding "#include <${_h}>\n")
 endforeach()
 file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/headers/forwarding_paths.cpp CONTENT "${_forwarding}")
 list(APPEND _header_sources ${CMAKE_CURRENT_BINARY_DIR}/headers/forwarding_paths.cpp)
-# Compiled as host code, which is what "compiles alone" is about (the includes a header needs);
-# its device code is compiled by the tests, which include every header with the device
-# compiler. A third of a toolchain's build time before (an nvcc or hipcc pass per header and GPU
-# target); hipcc compiles the host side only (--cuda-host-only, clang's flag for HIP too).
-add_library(unimem_header_check OBJECT ${_header_sources})
-target_link_libraries(unimem_header_check PRIVATE unimem::unimem)
-if(UNIMEM_CXX_IS_HIPCC AND UNIMEM_HIP_PLATFORM STREQUAL "amd")
-  target_compile_options(unimem_header_check PRIVATE --cuda-host-only)
-endif()
-unimem_internal_warnings(unimem_header_check)
+unimem_header_check(unimem_header_check unimem::unimem ${_header_sources})
 list(LENGTH _header_sources _n_headers)
 message(STATUS "unimem: ${_n_headers} public headers compiled alone")
 

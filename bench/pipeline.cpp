@@ -24,7 +24,7 @@ struct phases {
 };
 
 /// What every strategy shares: the size, the launch shape, the stream, the CPU threads.
-struct context {
+struct pipeline_context {
   std::size_t n;
   unsigned block, grid;
   unimem::stream& s;
@@ -38,7 +38,7 @@ struct context {
 /// end.
 class strategy {
  public:
-  explicit strategy(const context& c) : x(c) {}
+  explicit strategy(const pipeline_context& c) : x(c) {}
   virtual ~strategy() = default;
   strategy(const strategy&) = delete;
   strategy& operator=(const strategy&) = delete;
@@ -67,7 +67,7 @@ class strategy {
   void vadd(const float* a, const float* b, float* c) const {
     bench_vadd<<<x.grid, x.block, 0, x.rs>>>(a, b, c, x.n);
   }
-  const context& x;
+  const pipeline_context& x;
 };
 
 // ---- managed memory, raw ----
@@ -267,12 +267,12 @@ class explicit_pinned_raw final : public explicit_copies {
 };
 
 /// The medians' inputs of one strategy.
-struct samples {
+struct phase_samples {
   std::vector<double> alloc, first, first_gpu, init, gpu, read, total, after_init, free;
 };
 
 /// Every strategy, in the order of the table.
-std::vector<std::unique_ptr<strategy>> all_strategies(const context& x) {
+std::vector<std::unique_ptr<strategy>> all_strategies(const pipeline_context& x) {
   std::vector<std::unique_ptr<strategy>> strategies;
   strategies.emplace_back(new on_demand_raw(x));
   strategies.emplace_back(new on_demand_unimem(x));
@@ -297,7 +297,7 @@ void pipeline_sweep(const options& o) {
   unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   for (std::size_t mib = 4; mib <= o.size_mib; mib *= 4) {
     const std::size_t n = mib * (std::size_t{1} << 20) / sizeof(float);
-    const context x{n, 256, blocks_for(n, 256), s, s.get(), cpu_threads(o)};
+    const pipeline_context x{n, 256, blocks_for(n, 256), s, s.get(), cpu_threads(o)};
     std::vector<std::unique_ptr<strategy>> strategies;
     strategies.emplace_back(new tags_unimem(x));
     strategies.emplace_back(new mapped_unimem(x));
@@ -324,10 +324,10 @@ void pipeline_sweep(const options& o) {
 void pipeline(const options& o) {
   unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   const std::size_t n = array_floats(o);
-  const context x{n, 256, blocks_for(n, 256), s, s.get(), cpu_threads(o)};
+  const pipeline_context x{n, 256, blocks_for(n, 256), s, s.get(), cpu_threads(o)};
   const std::vector<std::unique_ptr<strategy>> strategies = all_strategies(x);
 
-  std::vector<samples> m(strategies.size());
+  std::vector<phase_samples> m(strategies.size());
   for (int rep = 0; rep < o.reps; ++rep) {
     for (std::size_t k = 0; k < strategies.size(); ++k) {  // interleaved: drift hits all alike
       strategy& st = *strategies[k];

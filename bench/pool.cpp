@@ -67,7 +67,7 @@ void check_fill(const float* p, std::size_t n, float v, const std::string& what)
 }
 
 /// One strategy's name (the row's impl) and the microseconds of its timed iterations.
-struct strategy {
+struct pool_strategy {
   std::string impl;
   std::vector<double> us;
 };
@@ -138,7 +138,7 @@ void pool_bench(const options& o) {
     const unsigned grid = blocks_for(n, pool_block_threads);
     const auto cfg = unimem::grid_for(n, pool_block_threads).on(s);
     const std::string size = size_label(bytes);
-    std::vector<strategy> runs;
+    std::vector<pool_strategy> runs;
     runs.push_back({"managed/raw", {}});
     if (raw_pool_made) runs.push_back({"runtime-pool/raw", {}});
     runs.push_back({"pool/unimem", {}});
@@ -202,7 +202,7 @@ void pool_bench(const options& o) {
       // work, measured less than pool/unimem.
       std::shuffle(order.begin(), order.end(), shuffler);
       for (const std::size_t k : order) {
-        strategy& r = runs[k];
+        pool_strategy& r = runs[k];
         value += 1;
         const bool check = it == 0;
         double us = 0;
@@ -223,7 +223,7 @@ void pool_bench(const options& o) {
       }
     }
     progress_done();
-    for (const strategy& r : runs) add_row("pool", size, r.impl, "alloc+fill+free", "us", r.us);
+    for (const pool_strategy& r : runs) add_row("pool", size, r.impl, "alloc+fill+free", "us", r.us);
   }
 
   // The ratios of this section, with issue 28's targets (report.cpp prints the rows).

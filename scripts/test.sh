@@ -156,15 +156,18 @@ summary_row() {
     /^The following tests did not run:/ { listing = 1; next }
     listing && /\(Skipped\)$/ { skipped++ }
     listing && /^$/ { listing = 0 }
+    /^ *(compile_check|consumer) *= *[0-9.]+ sec\*proc/ { label[$1] = sprintf("%.0f s", $3) }
     /^docs\.sh: / { n = $2 == "FAILED:" ? $3 : $2; docs = n ~ /^[0-9]+$/ ? n " warnings" : "failed" }
     /^=== [^ ]*: (passed|FAILED) in [0-9]+ s$/ { secs = $5 " s" }
     END {
       if (secs == "") secs = "–"
-      if (tc == "docs") { printf "| docs | %s | – | – | %s | – | – | %s |\n", where, docs == "" ? "–" : docs, secs; exit }
+      if (tc == "docs") { printf "| docs | %s | – | – | %s | – | – | – | – | %s |\n", where, docs == "" ? "–" : docs, secs; exit }
+      cc = "compile_check" in label ? label["compile_check"] : "–"
+      co = "consumer" in label ? label["consumer"] : "–"
       cfg = "configure" in step ? step["configure"] : "not reached"
       bld = "build" in step ? step["build"] : "not reached"
-      if (ran) printf "| %s | %s | %s | %s | %d | %d | %d | %s |\n", tc, where, cfg, bld, total - failed - skipped, skipped, failed, secs
-      else printf "| %s | %s | %s | %s | – | – | – | %s |\n", tc, where, cfg, bld, secs
+      if (ran) printf "| %s | %s | %s | %s | %d | %d | %d | %s | %s | %s |\n", tc, where, cfg, bld, total - failed - skipped, skipped, failed, cc, co, secs
+      else printf "| %s | %s | %s | %s | – | – | – | – | – | %s |\n", tc, where, cfg, bld, secs
     }' "$3"
 }
 
@@ -196,11 +199,13 @@ write_summary() {
     echo "- **Whole command:** $((total / 60)) min $((total % 60)) s ($total s): $([ ${#failed[@]} -eq 0 ] &&
       echo "all passed" || echo "FAILED: ${failed[*]}")"
     echo
-    echo "| toolchain | where | configured | built | tests passed | skipped | failed | time |"
-    echo "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"
+    echo "| toolchain | where | configured | built | tests passed | skipped | failed | compile checks | consumers | time |"
+    echo "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
     printf '%s\n' "${rows[@]}"
     echo
     echo "A skipped test says why (most need a GPU); ctest counts skipped tests among its passed ones."
+    echo "Compile checks and consumers: the seconds of ctest's tests with those labels, summed over"
+    echo "its jobs (tests/compile_checks.cmake, tests/consumers.cmake); – where the toolchain has none."
   } > "$summary_file.tmp" && mv "$summary_file.tmp" "$summary_file" ||
     echo "test.sh: could not write $summary_file" >&2
   echo

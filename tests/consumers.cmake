@@ -1,10 +1,11 @@
 # Consumer projects (included by tests/CMakeLists.txt with UNIMEM_TEST_CONSUMERS, ON by
 # default): projects that take unimem as users do (a plain C++ compiler, installation, README's
 # project through add_subdirectory and find_package, FetchContent, the build tree, a Makefile
-# with pkg-config, the .deb), built and run by ctest with this build's compilers. They test
-# unimem's CMake, install and packaging files more than a compiler: the test command runs them
-# on this machine's toolchains and in the chroot whose CMake is newest (experimental, CMake
-# 4.x), not in every chroot (scripts/test.sh). Each has the labels toolchain and consumer.
+# with pkg-config, the .deb, the Python package through pip), built and run by ctest with this
+# build's compilers. They test unimem's CMake, install and packaging files more than a compiler:
+# the test command runs them on this machine's toolchains and in the chroot whose CMake is newest
+# (experimental, CMake 4.x), not in every chroot (CMakePresets.json). Each has the labels
+# toolchain and consumer.
 
 # A plain C++ translation unit (g++/clang++) using managed_buffer and the device API through
 # the target alone: built here at build time, run by ctest.
@@ -213,3 +214,42 @@ elseif(UNIMEM_TEST_PACKAGE)
   message(STATUS "unimem: package.deb needs dpkg, dpkg-deb, make, pkg-config and UNIMEM_INSTALL: not added")
 endif()
 # ---- end of issue 27's consumer tests ----
+
+# The Python package (python/) as pip builds it, where its targets are built here.
+if(TARGET unimem_python_allocator AND UNIMEM_PYTHON_EXECUTABLE)
+  # python.pip_install: pip builds the package from python/ with this build's compilers and
+  # installs it into a folder, and python.package runs against that install. With the .deb's
+  # test (UNIMEM_TEST_PACKAGE: one toolchain per vendor), where pip and setuptools (with wheel,
+  # before setuptools 70.1) are found for this Python.
+  execute_process(COMMAND ${UNIMEM_PYTHON_EXECUTABLE} -c
+                          "import importlib.util as u, setuptools; assert u.find_spec('pip'); v = tuple(map(int, setuptools.__version__.split('.')[:2])); v >= (70, 1) or __import__('wheel')"
+                  RESULT_VARIABLE _pip_rc OUTPUT_QUIET ERROR_QUIET)
+  if(UNIMEM_TEST_PACKAGE AND _pip_rc EQUAL 0)
+    set(_pip_options ${_consumer_options} -DUNIMEM_WERROR=${UNIMEM_WERROR}
+        -DUNIMEM_PYTHON_REQUIRE_BUFFERS=$<IF:$<TARGET_EXISTS:unimem_python_buffers>,ON,OFF>)
+    if(CMAKE_GENERATOR MATCHES "Ninja")
+      list(APPEND _pip_options -GNinja)
+    endif()
+    list(JOIN _pip_options "\n" _lines)
+    file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/python-pip.options CONTENT "${_lines}\n")
+    set(_pip_environment "")
+    if(UNIMEM_BACKEND_RESOLVED STREQUAL "HIP")
+      list(APPEND _pip_environment HIP_PLATFORM=${UNIMEM_HIP_PLATFORM})
+    endif()
+    if(DEFINED ENV{CUDA_PATH})
+      list(APPEND _pip_environment "CUDA_PATH=$ENV{CUDA_PATH}")
+    endif()
+    add_test(NAME python.pip_install
+             COMMAND ${CMAKE_COMMAND} -DPYTHON=${UNIMEM_PYTHON_EXECUTABLE}
+                     -DSOURCE=${PROJECT_SOURCE_DIR}/python -DWORK=${CMAKE_CURRENT_BINARY_DIR}/python-pip
+                     -DOPTIONS=${CMAKE_CURRENT_BINARY_DIR}/python-pip.options
+                     "-DENVIRONMENT=${_pip_environment}"
+                     -DTEST=${CMAKE_CURRENT_SOURCE_DIR}/python/test_package.py
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/python/pip_install.cmake)
+    set_tests_properties(python.pip_install PROPERTIES
+      ENVIRONMENT "UNIMEM_SOURCE_DIR=${PROJECT_SOURCE_DIR}" LABELS "toolchain;consumer;python" TIMEOUT 1200
+      PASS_REGULAR_EXPRESSION "pip_install: the installed package passed")
+  elseif(UNIMEM_TEST_PACKAGE)
+    message(STATUS "unimem: no pip with setuptools (and wheel) for ${UNIMEM_PYTHON_EXECUTABLE}: no python.pip_install")
+  endif()
+endif()

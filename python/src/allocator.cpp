@@ -2,15 +2,20 @@
 // (docs/python.md). Plain C symbols, loaded by torch's CUDAPluggableAllocator, CuPy's
 // CFunctionAllocator and the package's ctypes layer (python/unimem/_native.py); no Python here.
 //
-// Errors. Nothing thrown crosses a symbol below. A failed allocation leaves its reason in this
-// thread's last error (unimem_last_error) and then, by what its caller does with a null pointer:
+// Errors. A failed allocation leaves its reason in this thread's last error (unimem_last_error)
+// and then, by what its caller does with a null pointer:
 //   unimem_torch_alloc             returns nullptr: torch's MemPool (route B) checks it and raises
 //                                  torch.OutOfMemoryError after freeing its cache and retrying;
 //                                  unimem.cupy's Python allocator raises CuPy's OutOfMemoryError.
-//   unimem_torch_alloc_or_abort,   stop the process with the reason on stderr: their callers
-//   unimem_cupy_malloc             (torch's change_current_allocator, route A, and CuPy's
-//                                  CFunctionAllocator) use the pointer unchecked, as the memory of
-//                                  a tensor, whose first kernel would then end the GPU context.
+//   unimem_torch_alloc_or_throw    throws the C++ exception (std::bad_alloc for out of memory),
+//                                  as torch's own allocators do from the same call: its caller,
+//                                  torch's change_current_allocator (route A), is C++ that would
+//                                  use a null pointer unchecked, and torch turns the exception
+//                                  into a Python exception at the operation that allocated.
+//   unimem_cupy_malloc             stops the process with the reason on stderr: its caller (CuPy's
+//                                  CFunctionAllocator, Cython) uses the pointer unchecked, and an
+//                                  exception cannot cross its C frames.
+// No other symbol lets an exception out.
 // Streams. torch allocates on its current stream and frees on the allocation's stream: the pool
 // orders reuse by them. unimem_allocator_record_stream() adds streams a free must also wait for
 // (torch's record_stream, which route A ignores).
@@ -132,8 +137,8 @@ int record_current_exception() noexcept {
                "unimem: %s could not allocate %zu bytes on GPU %d: %s\n"
                "unimem: its caller uses the pointer without checking it (a null pointer would "
                "become the memory of a tensor, whose first kernel ends the GPU context), so the "
-               "process stops here. unimem.torch.mem_pool() and unimem.cupy.use() raise an "
-               "exception instead; see docs/python.md, \"Errors\".\n",
+               "process stops here. unimem.cupy.use() raises an exception instead; see "
+               "docs/python.md, \"Errors\".\n",
                caller, size, device, t_last.message);
   std::fflush(stderr);
   std::abort();
@@ -420,12 +425,18 @@ UNIMEM_C_API void* unimem_torch_alloc(std::size_t size, int device,
 }
 
 /// As unimem_torch_alloc, for torch's change_current_allocator (route A), which uses the pointer
-/// unchecked: a failure stops the process with its reason.
-UNIMEM_C_API void* unimem_torch_alloc_or_abort(std::size_t size, int device,
-                                               stream_handle stream) noexcept {
-  void* p = unimem_torch_alloc(size, device, stream);
-  if (p == nullptr && size != 0) stop("torch's allocator (route A)", size, device);
-  return p;
+/// unchecked: a failure throws its exception (after noting it as this thread's last error), which
+/// torch's C++ passes on to Python as it does its own allocators' (a RuntimeError or MemoryError
+/// whose message is unimem's). Never call it from C or through ctypes.
+UNIMEM_C_API void* unimem_torch_alloc_or_throw(std::size_t size, int device,
+                                               stream_handle stream) {
+  if (size == 0) return nullptr;
+  try {
+    return allocate(size, device, stream);
+  } catch (...) {
+    (void)record_current_exception();
+    throw;
+  }
 }
 
 /// torch's free: p (from unimem_torch_alloc*) back in the order of `stream`, the allocation's, and
@@ -600,7 +611,7 @@ using cupy_free = void(void*, void*, int);
 template <class Symbol, class Caller>
 constexpr bool matches = std::is_convertible<Symbol, Caller*>::value;
 static_assert(matches<decltype(&unimem_torch_alloc), torch_malloc> &&
-                  matches<decltype(&unimem_torch_alloc_or_abort), torch_malloc> &&
+                  matches<decltype(&unimem_torch_alloc_or_throw), torch_malloc> &&
                   matches<decltype(&unimem_torch_free), torch_free>,
               "unimem's torch symbols must match torch's pluggable allocator");
 static_assert(matches<decltype(&unimem_cupy_malloc), cupy_malloc> &&
@@ -619,9 +630,9 @@ unimem::managed_memory_resource& naive_resource() {
 
 /// A naive pluggable allocator, for benchmarks only: one managed allocation per tensor
 /// (cudaMallocManaged / hipMallocManaged through unimem's managed_memory_resource), freed at
-/// once (the runtime's free waits for the GPU). A failure stops the process, as route A must.
+/// once (the runtime's free waits for the GPU). A failure throws, as route A's symbol does.
 UNIMEM_C_API void* unimem_naive_managed_alloc(std::size_t size, int device,
-                                              stream_handle stream) noexcept {
+                                              stream_handle stream) {
   (void)device;
   (void)stream;
   if (size == 0) return nullptr;
@@ -629,7 +640,7 @@ UNIMEM_C_API void* unimem_naive_managed_alloc(std::size_t size, int device,
     return naive_resource().allocate(size, 256);
   } catch (...) {
     (void)record_current_exception();
-    stop("the naive managed allocator", size, device);
+    throw;
   }
 }
 

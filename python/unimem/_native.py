@@ -38,12 +38,13 @@ class _Stats(ctypes.Structure):
 
 
 # Every exported symbol, with its C signature: (result, arguments). tests/python/test_package.py
-# checks that the library exports exactly these.
+# checks that the library exports exactly these. THROWING's symbols let a C++ exception out on
+# failure (their caller is torch's C++): never call them through ctypes.
 SIGNATURES = {
     "unimem_allocator_configure": (ctypes.c_int, [ctypes.POINTER(_Options)]),
     "unimem_allocator_options_in_force": (ctypes.c_int, [ctypes.POINTER(_Options)]),
     "unimem_torch_alloc": (ctypes.c_void_p, [ctypes.c_size_t, ctypes.c_int, stream_t]),
-    "unimem_torch_alloc_or_abort": (ctypes.c_void_p, [ctypes.c_size_t, ctypes.c_int, stream_t]),
+    "unimem_torch_alloc_or_throw": (ctypes.c_void_p, [ctypes.c_size_t, ctypes.c_int, stream_t]),
     "unimem_torch_free": (None, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, stream_t]),
     "unimem_allocator_record_stream": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, stream_t]),
     "unimem_cupy_malloc": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]),
@@ -60,6 +61,9 @@ SIGNATURES = {
     "unimem_naive_managed_free": (None, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
                                          stream_t]),
 }
+
+
+THROWING = frozenset({"unimem_torch_alloc_or_throw", "unimem_naive_managed_alloc"})
 
 
 class AllocatorError(RuntimeError):

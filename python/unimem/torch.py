@@ -89,8 +89,9 @@ def use_managed_pool(*, use_runtime_pool: bool = True, prefetch: bool = True,
     memory_stats(), memory snapshots and torch.cuda.empty_cache() report nothing or raise (use
     unimem.torch.statistics(), memory_allocated(), empty_cache()); Tensor.record_stream() does
     nothing (use unimem.torch.record_stream()); CUDA IPC of tensors is refused; an allocation that
-    fails stops the process, since torch would use a null pointer as the tensor's memory (route B
-    raises torch.OutOfMemoryError instead).
+    fails raises a RuntimeError (or MemoryError) with unimem's reason at the operation that
+    allocated, not torch.OutOfMemoryError, which only torch's own allocators can raise (route B
+    raises torch.OutOfMemoryError).
     """
     global _route_a
     options = _options(use_runtime_pool, prefetch, prefetch_min_bytes, limit,
@@ -116,7 +117,7 @@ def use_managed_pool(*, use_runtime_pool: bool = True, prefetch: bool = True,
                 "unimem.torch.mem_pool(), which works at any time")
         _native.configure(options)
         allocator = torch.cuda.memory.CUDAPluggableAllocator(
-            _native.library_path(), "unimem_torch_alloc_or_abort", "unimem_torch_free")
+            _native.library_path(), "unimem_torch_alloc_or_throw", "unimem_torch_free")
         try:
             torch.cuda.memory.change_current_allocator(allocator)
         except RuntimeError as e:

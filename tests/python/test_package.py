@@ -1,8 +1,9 @@
 """unimem's Python package without a GPU (CI, every toolchain that builds it; it runs on GPU
 machines too): the package imports; the allocator library exports exactly its C symbols, each
 loads with its signature (the build checks them against torch's and CuPy's function types);
-refusals are clean (a null pointer and this thread's last error, or an exception in Python; the
-two symbols whose callers use the pointer unchecked stop the process with the reason); and the
+refusals are clean (a null pointer and this thread's last error, or an exception in Python; CuPy's
+CFunctionAllocator symbol, whose caller uses the pointer unchecked, stops the process with the
+reason; route A's throws into torch's C++, which python/route_a_throws.cpp checks); and the
 helpers of unimem.torch and unimem.cupy call torch and CuPy as docs/python.md says, checked
 against stand-ins that record the calls (the real frameworks run in tests/python/test_torch.py).
 
@@ -80,7 +81,6 @@ class Refusals(unittest.TestCase):
 
     def test_zero_bytes_is_null_and_no_error(self):
         self.assertIsNone(self.lib.unimem_torch_alloc(0, 0, None))
-        self.assertIsNone(self.lib.unimem_torch_alloc_or_abort(0, 0, None))
         self.assertIsNone(self.lib.unimem_cupy_malloc(None, 0, 0))
         self.assertEqual(native.last_error(), (native.OK, ""))
 
@@ -183,9 +183,8 @@ class Refusals(unittest.TestCase):
         self.assertEqual(len(small.value), 7)
         self.assertEqual(self.lib.unimem_last_error(None, 0), native.INVALID_ARGUMENT)
 
-    def test_unchecked_callers_stop_the_process_with_the_reason(self):
-        for call in ("lib.unimem_torch_alloc_or_abort(100, %d, None)" % BAD_DEVICE,
-                     "lib.unimem_cupy_malloc(None, 100, %d)" % BAD_DEVICE):
+    def test_cupys_unchecked_caller_stops_the_process_with_the_reason(self):
+        for call in ("lib.unimem_cupy_malloc(None, 100, %d)" % BAD_DEVICE,):
             code, err = call_in_child(
                 "import unimem._native as n; lib = n.library(); " + call +
                 "; print('not stopped')")
@@ -277,14 +276,14 @@ class KeepsOptions(unittest.TestCase):
 
 
 class TorchRoutes(KeepsOptions):
-    def test_route_a_installs_the_checked_free_and_the_aborting_alloc(self):
+    def test_route_a_installs_the_checked_free_and_the_throwing_alloc(self):
         torch = fake_torch()
         with stand_in("torch", torch) as ut:
             pool = ut.use_managed_pool()
             self.assertEqual(torch.calls, [
-                ("CUDAPluggableAllocator", native.library_path(), "unimem_torch_alloc_or_abort",
+                ("CUDAPluggableAllocator", native.library_path(), "unimem_torch_alloc_or_throw",
                  "unimem_torch_free"),
-                ("change_current_allocator", ("unimem_torch_alloc_or_abort",
+                ("change_current_allocator", ("unimem_torch_alloc_or_throw",
                                               "unimem_torch_free"))])
             self.assertIs(ut.use_managed_pool(), pool, "the same options: the same route")
             self.assertEqual(ut.active_route(), "A")

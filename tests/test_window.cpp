@@ -33,13 +33,30 @@ __global__ void win_triad(float* a, const float* b, const float* c, float q, std
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i < n) a[i] = b[i] + q * c[i];
 }
+__global__ void win_add_from(int* dst, const int* src, std::size_t n) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) dst[i] += src[i];
+}
 __global__ void win_add_one(unimem::view<int> v) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i < v.size()) v[i] += 1;
 }
+// sum += p[0, n): a grid-stride loop, a block's share reduced in shared memory, one atomic a
+// block (launched with win_sum_block threads).
+constexpr unsigned win_sum_block = 256;
 __global__ void win_sum(const float* p, std::size_t n, unsigned long long* sum) {
-  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (i < n) atomicAdd(sum, static_cast<unsigned long long>(p[i]));
+  __shared__ unsigned long long part[win_sum_block];
+  unsigned long long s = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(blockDim.x) * gridDim.x) {
+    s += static_cast<unsigned long long>(p[i]);
+  }
+  part[threadIdx.x] = s;
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    __syncthreads();
+    if (threadIdx.x < half) part[threadIdx.x] += part[threadIdx.x + half];
+  }
+  if (threadIdx.x == 0) atomicAdd(sum, part[0]);
 }
 
 namespace window_tests {  // named: the unity translation units join anonymous namespaces
@@ -936,42 +953,79 @@ TEST(WindowGpu, OversubscribedTriadAndSumAreExact) {
     }
     EXPECT_EQ(wrong, 0u) << "pass " << pass;
   }
-  unimem::pinned_buffer<unsigned long long> sum(1, 0ull);
+  unimem::managed_buffer<unsigned long long> sum(1, 0ull);
   {
     unimem::windows reader(s, o, unimem::in(x));
+    const unimem::launch_config cfg(unimem::dims(1024), unimem::dims(win_sum_block), 0, s);
     for (const unimem::window& w : reader) {
-      unimem::launch(win_sum, unimem::grid_for(w.size()).on(s), w(x), w.size(), sum.data());
+      unimem::launch(win_sum, cfg, w(x), w.size(), sum.data());
     }
     s.synchronize();
   }
   unsigned long long want = 0;
   for (std::size_t i = 0; i < n; ++i) want += i % 1024;
   EXPECT_EQ(sum[0], want);
+  // What report() says of it: the working set was larger than what fits.
+  const unimem::gpu_budget after = unimem::gpu_budget_of(0);
+  EXPECT_GE(after.largest_placed, 3 * n * sizeof(float));
+  const std::string r = unimem::report();
+  if (after.largest_placed == 3 * n * sizeof(float)) {  // the walk's, not an earlier test's
+    EXPECT_TRUE(after.largest_did_not_fit());
+    EXPECT_NE(r.find("larger than what fits"), std::string::npos) << r;
+  } else {
+    EXPECT_NE(r.find("the largest range or working set unimem placed here"), std::string::npos)
+        << r;
+  }
 }
 
-// Every kind of range a walk takes, evicting in small windows: managed_buffer, pool_buffer (both
-// pool implementations where there are two), managed_vector, a sub-range view; forward,
-// backward, restarted after leaving early; every element exactly once per pass.
+// The ledger counts what unimem moves: a prefetch to the GPU, and back with ready_for_host.
+TEST(WindowGpu, TheLedgerCountsWhatUnimemMoved) {
+  UNIMEM_REQUIRE_GPU();
+  if (!unimem::device(0).migrates_on_demand()) GTEST_SKIP() << "device 0 does not migrate pages";
+  const std::size_t n = (std::size_t{64} << 20) / sizeof(int);
+  unimem::managed_buffer<int> a(n, 1);
+  unimem::stream s(unimem::device(0));
+  const unimem::gpu_budget before = unimem::gpu_budget_of(0);
+  ASSERT_EQ(unimem::prefetch(a, unimem::location::device(0), s), unimem::hint_status::applied);
+  s.synchronize();
+  const unimem::gpu_budget placed = unimem::gpu_budget_of(0);
+  EXPECT_GE(placed.moved_to_gpu - before.moved_to_gpu, n * sizeof(int));
+  (void)unimem::ready_for_host(a, s);
+  const unimem::gpu_budget back = unimem::gpu_budget_of(0);
+  EXPECT_GE(back.moved_to_host - placed.moved_to_host, n * sizeof(int));
+  EXPECT_GT(back.free_memory, 0u);
+  EXPECT_EQ(back.reserve, unimem::default_reserve(back.total_memory));
+  EXPECT_EQ(back.usable(), back.free_memory > back.reserve ? back.free_memory - back.reserve : 0);
+  const unimem::host_link l = unimem::host_link_of(0);
+  EXPECT_GT(l.bytes_per_second, 0.0);
+  EXPECT_GT(l.lanes, 0);
+}
+
+// Every kind of range a walk takes, evicting in small windows: managed_buffer, pool_buffer (one
+// read and written, one read only: read-mostly advice, or moved back where the runtime's pool
+// takes no advice), managed_vector, a sub-range view; forward, backward, restarted after leaving
+// early; every element exactly once per pass.
 TEST(WindowGpu, EveryBufferKindAndViewIsWalked) {
   UNIMEM_REQUIRE_GPU();
   const std::size_t n = (std::size_t{8} << 20) + 123;  // 32 MiB of int and a partial window
   unimem::stream s(unimem::stream::blocking_mode::non_blocking);
   unimem::managed_pool pool;
   unimem::managed_buffer<int> m(n, 0);
-  unimem::pool_buffer<int> p(n, pool, s);
+  unimem::pool_buffer<int> p(n, pool, s), q(n, pool, s);
   unimem::managed_vector<int> v(n, 0);
   unimem::managed_buffer<int> big(3 * n, 0);
   const unimem::view<int> part = big.view().subview(n, n);
   unimem::fill_async(p, 0, s);
+  unimem::fill_async(q, 1, s);
   unimem::window_options o;
   o.eviction = unimem::window_eviction::always;
   o.window_elements = std::size_t{1} << 20;
   unimem::windows walk(s, o, unimem::inout(m), unimem::inout(p), unimem::inout(v),
-                       unimem::inout(part));
+                       unimem::inout(part), unimem::in(q));
   EXPECT_EQ(walk.size(), 9u);
   auto body = [&](const unimem::window& w) {
     const auto cfg = unimem::grid_for(w.size()).on(s);
-    unimem::launch(win_add_one, cfg, unimem::inout(w(m)));
+    unimem::launch(win_add_from, cfg, unimem::inout(w(m)), unimem::in(w(q)), w.size());
     unimem::launch(win_add_one, cfg, w(p));
     unimem::launch(win_add_one, cfg, unimem::inout(w(v)));
     unimem::launch(win_add_one, cfg, w(part));
@@ -992,6 +1046,7 @@ TEST(WindowGpu, EveryBufferKindAndViewIsWalked) {
     wrong += big[n + i] != 3;
     wrong += big[i] != 0;
     wrong += big[2 * n + i] != 0;
+    wrong += q[i] != 1;
   }
   EXPECT_EQ(wrong, 0u);
 }

@@ -158,7 +158,8 @@ class window {
 ///
 /// What moves, by the ranges' tags, where the working set does not fit (or eviction is always):
 /// `in(a)` is given read-mostly advice for the walk and placed as a read-only copy, which the
-/// driver drops, without copying it back, when it needs the room; `inout(b)` and
+/// driver may drop when it needs the room (the host's copy is current: nothing to copy back;
+/// the oversubscribe benchmark measures it); `inout(b)` and
 /// `out(c, intent::move)` are placed and moved back to the host once their window's kernels are
 /// done, on a stream of their own, beside the next placements; `out(c)` is mapped for the walk
 /// (intent map: the kernels write straight into host memory, nothing is placed or moved back);

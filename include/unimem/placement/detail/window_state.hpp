@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 UNIMEM_BEGIN_NAMESPACE
@@ -69,7 +70,14 @@ struct located_stream {
       : stream(s.ref()), where(w) {}
   located_stream(stream_ref s, call_site w = call_site::current()) noexcept  // NOLINT
       : stream(s), where(w) {}
-  located_stream(unimem::stream&&, call_site = call_site::current()) = delete;
+  /// A temporary stream: refused at compile time.
+  template <class S, std::enable_if_t<std::is_same<S, unimem::stream>::value, int> = 0>
+  located_stream(S&&, call_site w = call_site::current()) noexcept  // NOLINT
+      : where(w) {
+    static_assert(!std::is_same<S, S>::value,
+                  "unimem::windows: a temporary stream cannot carry a walk: it is destroyed at the "
+                  "end of the statement, before the walk's work. Make a named unimem::stream.");
+  }
 };
 
 /// What the windows a walk hands out read: its ranges, their windows' records, the sizes.

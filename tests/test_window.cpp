@@ -356,9 +356,18 @@ TEST(WindowSize, TheDefaultIsAboutEightMillisecondsOfTheLinkInWholeGranules) {
   const std::size_t t = ud::default_window_elements(twelve, gib, 63e9, 14 * gib, 2);
   EXPECT_EQ(t % (512 * 1024), 0u);
   EXPECT_EQ(t * 12 % (2 * mib), 0u);
-  // Almost no memory: one granule, or one element where a granule does not fit.
+  // Almost no memory: one granule (the driver evicts others' pages for it), never less.
   EXPECT_EQ(ud::default_window_elements(floats, gib, 63e9, 16 * mib, 2), 524288u);
-  EXPECT_EQ(ud::default_window_elements(floats, gib, 63e9, 64, 2), 2u);
+  EXPECT_EQ(ud::default_window_elements(floats, gib, 63e9, 64, 2), 524288u);
+  EXPECT_EQ(ud::default_window_elements(floats, gib, 63e9, 0, 2), 524288u);
+  // An odd element size: granules of 2 Mi elements (6 MiB of 3-byte elements).
+  const std::vector<ud::window_slot> three = {slot(3)};
+  EXPECT_EQ(ud::default_window_elements(three, gib, 63e9, 14 * gib, 2) % (2 * mib), 0u);
+  // One whose granule would be over 64 MiB: whole elements, at least 2 MiB of them.
+  const std::vector<ud::window_slot> huge = {slot(std::size_t{96} << 10 | 1)};
+  const std::size_t h = ud::default_window_elements(huge, gib, 63e9, 14 * gib, 2);
+  EXPECT_EQ(h, std::size_t(504e6) / ((std::size_t{96} << 10) | 1));
+  EXPECT_EQ(ud::default_window_elements(huge, gib, 63e9, 64, 2), 22u) << "2 MiB: 22 elements";
   // Every range mapped: windows only cut the kernels' work, by all element sizes.
   const std::vector<ud::window_slot> mapped = {slot(4, ud::window_role::mapped)};
   EXPECT_EQ(ud::default_window_elements(mapped, gib, 1e9, 14 * gib, 2), 16 * mib);

@@ -123,7 +123,9 @@ struct window_state {
 /// The default elements of a window where the working set does not fit (window_options):
 /// about 8 ms of a link of `link_bytes_per_second` (64 MiB to 4 GiB of the placed ranges
 /// together), at most `usable` / (depth + 2) bytes, in whole 2 MiB granules of every placed
-/// range where a granule fits, at least one granule (or element), at most `elements`.
+/// range (unless an odd element size makes a granule over 64 MiB), at least one granule and
+/// 2 MiB of the placed ranges (a GPU with no room left still gets windows the driver can
+/// evict for), at most `elements`.
 inline std::size_t default_window_elements(const std::vector<window_slot>& slots,
                                            std::size_t elements, double link_bytes_per_second,
                                            std::size_t usable, int depth) noexcept {
@@ -147,10 +149,12 @@ inline std::size_t default_window_elements(const std::vector<window_slot>& slots
   std::size_t bytes = static_cast<std::size_t>(target);
   const std::size_t room = usable / (static_cast<std::size_t>(depth < 1 ? 1 : depth) + 2);
   if (room < bytes) bytes = room;
-  if (granule > bytes / per_element) granule = 1;  // a granule larger than a window: none
+  if (granule > (std::size_t{64} << 20) / per_element) granule = 1;  // odd sizes: no granules
   std::size_t n = bytes / per_element;
   n -= n % granule;
+  const std::size_t floor = (block + per_element - 1) / per_element;
   if (n < granule) n = granule;
+  if (n < floor) n = floor;
   return n < elements ? n : elements;
 }
 

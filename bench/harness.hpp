@@ -38,6 +38,8 @@ struct options {
   std::vector<std::size_t> init_kib{65536, 1048576};  ///< the init section's array sizes, KiB
   /// The GPU memory the oversubscribe section's ballast leaves free, GiB (--leave-free-gib).
   double leave_free_gib = 16.0;
+  /// The oversubscribe section's working sets, x the free memory (--oversubscribe-factors).
+  std::vector<double> oversubscribe_factors{0.5, 1.0, 1.5, 2.0};
   int launches = 100000;
   int rounds = 2000;
   std::string csv;

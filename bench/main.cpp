@@ -40,7 +40,8 @@
 // cudaMallocManaged at 1 MiB, and within 1.1x of the raw CUDA 13 pool.
 //
 // Section "oversubscribe" (oversubscribe.cpp; alone: unimem-bench --only oversubscribe
-// [--leave-free-gib 16]): working sets larger than the GPU (issue 51). A device allocation (the
+// [--leave-free-gib 16] [--oversubscribe-factors 0.5,1,1.5,2]): working sets larger than the
+// GPU (issue 51). A device allocation (the
 // ballast) leaves --leave-free-gib GiB free (default 16; --quick 2); sum (read-only) and triad
 // (read-write) over 0.5x, 1x, 1.5x and 2x that (skipped where the host's available memory
 // cannot hold the working set twice: managed, and pinned for the explicit anchor): naive
@@ -116,6 +117,25 @@ options parse(int argc, char** argv) {
     else if (a == "--threads") o.threads = std::stoi(next());
     else if (a == "--sweep-max-mib") o.sweep_max_mib = std::stoul(next());
     else if (a == "--only") o.only = "," + next() + ",";
+    else if (a == "--oversubscribe-factors") {
+      o.oversubscribe_factors.clear();
+      const std::string list = next();
+      std::size_t at = 0;
+      while (at <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const std::string item = list.substr(at, comma - at);
+        char* end = nullptr;
+        const double f = std::strtod(item.c_str(), &end);
+        if (item.empty() || end != item.c_str() + item.size() || !(f >= 0.1 && f <= 8.0)) {
+          std::fprintf(stderr, "unimem-bench: --oversubscribe-factors takes factors of the free "
+                               "memory from 0.1 to 8, like 0.5,1,1.5,2 (not \"%s\")\n",
+                       list.c_str());
+          std::exit(2);
+        }
+        o.oversubscribe_factors.push_back(f);
+        at = comma + 1;
+      }
+    }
     else if (a == "--leave-free-gib") {
       o.leave_free_gib = std::stod(next());
       leave_free_given = true;
@@ -153,6 +173,8 @@ options parse(int argc, char** argv) {
                    "init's array sizes; default 64,1024 MiB; --quick: 64)\n"
                    "                    [--leave-free-gib X]  (section oversubscribe: the GPU "
                    "memory its ballast leaves free; default 16, --quick: 2)\n"
+                   "                    [--oversubscribe-factors A,B,...]  (its working sets, x "
+                   "that; default 0.5,1,1.5,2)\n"
                    "                    [--only SECTION,...]  (pipeline, results-back, "
                    "pipeline-sweep, movement,\n"
                    "                     steady-state, stream, living-host, launch, ping-pong, "

@@ -36,6 +36,10 @@ struct options {
   std::string only;                  ///< ",a,b,": run only these scenarios (empty: all)
   std::vector<std::size_t> stream_mib{64, 2048};  ///< the STREAM section's sizes, MiB per array
   std::vector<std::size_t> init_kib{65536, 1048576};  ///< the init section's array sizes, KiB
+  /// The GPU memory the oversubscribe section's ballast leaves free, GiB (--leave-free-gib).
+  double leave_free_gib = 16.0;
+  /// The oversubscribe section's working sets, x the free memory (--oversubscribe-factors).
+  std::vector<double> oversubscribe_factors{0.5, 1.0, 1.5, 2.0};
   int launches = 100000;
   int rounds = 2000;
   std::string csv;
@@ -160,6 +164,12 @@ void pool_bench(const options& o);
 /// @brief 9. DLPack export and import (<unimem/dlpack.hpp>) against the same tensor built and
 /// taken by hand, per operation.
 void dlpack_bench(const options& o);
+
+/// @brief 10. Working sets larger than the GPU (issue 51): a ballast leaves --leave-free-gib
+/// free; sum and triad over 0.5x to 2x that, naive managed memory, zero-copy, the runtime's
+/// prefetch per chunk, explicit chunked copies (the link's speed), unimem's tags and its windows;
+/// prints GB/s and its ratios with their targets.
+void oversubscribe_bench(const options& o);
 
 /// @brief Prints the table and the ratios with their targets; writes the CSV if asked.
 void report(const options& o);

@@ -39,6 +39,17 @@
 // of max(21, 4 --reps + 1) iterations. Targets: the pool at least 5x faster than
 // cudaMallocManaged at 1 MiB, and within 1.1x of the raw CUDA 13 pool.
 //
+// Section "oversubscribe" (oversubscribe.cpp; alone: unimem-bench --only oversubscribe
+// [--leave-free-gib 16] [--oversubscribe-factors 0.5,1,1.5,2]): working sets larger than the
+// GPU (issue 51). A device allocation (the
+// ballast) leaves --leave-free-gib GiB free (default 16; --quick 2); sum (read-only) and triad
+// (read-write) over 0.5x, 1x, 1.5x and 2x that (skipped where the host's available memory
+// cannot hold the working set twice: managed, and pinned for the explicit anchor): naive
+// managed memory, zero-copy (host-resident, accessed by the GPU), the runtime's prefetch per
+// chunk, explicit chunked copies through pinned memory on two streams, unimem's tags, its
+// windows. GB/s and ratios. Targets: windows >= 0.90 of the explicit copies and >= 3x naive at
+// 1.5x and 2x; at 0.5x >= 0.98 of the tags' steady state.
+//
 // Section "dlpack" (dlpack.cpp; alone: unimem-bench --only dlpack): <unimem/dlpack.hpp>'s export
 // of a shared managed_buffer and import of a tensor, each with its deleter, against the same
 // tensor built or taken by hand. Target: unimem adds at most 1 us to either.
@@ -87,7 +98,7 @@ std::vector<std::size_t> parse_sizes(const std::string& option, const std::strin
 
 options parse(int argc, char** argv) {
   options o;
-  bool stream_mib_given = false, init_mib_given = false;
+  bool stream_mib_given = false, init_mib_given = false, leave_free_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -106,6 +117,29 @@ options parse(int argc, char** argv) {
     else if (a == "--threads") o.threads = std::stoi(next());
     else if (a == "--sweep-max-mib") o.sweep_max_mib = std::stoul(next());
     else if (a == "--only") o.only = "," + next() + ",";
+    else if (a == "--oversubscribe-factors") {
+      o.oversubscribe_factors.clear();
+      const std::string list = next();
+      std::size_t at = 0;
+      while (at <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const std::string item = list.substr(at, comma - at);
+        char* end = nullptr;
+        const double f = std::strtod(item.c_str(), &end);
+        if (item.empty() || end != item.c_str() + item.size() || !(f >= 0.1 && f <= 8.0)) {
+          std::fprintf(stderr, "unimem-bench: --oversubscribe-factors takes factors of the free "
+                               "memory from 0.1 to 8, like 0.5,1,1.5,2 (not \"%s\")\n",
+                       list.c_str());
+          std::exit(2);
+        }
+        o.oversubscribe_factors.push_back(f);
+        at = comma + 1;
+      }
+    }
+    else if (a == "--leave-free-gib") {
+      o.leave_free_gib = std::stod(next());
+      leave_free_given = true;
+    }
     else if (a == "--stream-mib") {
       o.stream_mib = parse_sizes(a, next());
       stream_mib_given = true;
@@ -128,6 +162,7 @@ options parse(int argc, char** argv) {
       o.sweep_max_mib = 64;
       if (!stream_mib_given) o.stream_mib = {64};  // --stream-mib wins, before or after
       if (!init_mib_given) o.init_kib = {65536};
+      if (!leave_free_given) o.leave_free_gib = 2.0;
     } else {
       std::fprintf(stderr,
                    "usage: unimem-bench [--size-mib N] [--reps N] [--iterations N] [--threads N] "
@@ -136,18 +171,22 @@ options parse(int argc, char** argv) {
                    "default 64,2048; --quick: 64)\n"
                    "                    [--init-mib A,B,...] or [--init-kib A,B,...]  (section "
                    "init's array sizes; default 64,1024 MiB; --quick: 64)\n"
+                   "                    [--leave-free-gib X]  (section oversubscribe: the GPU "
+                   "memory its ballast leaves free; default 16, --quick: 2)\n"
+                   "                    [--oversubscribe-factors A,B,...]  (its working sets, x "
+                   "that; default 0.5,1,1.5,2)\n"
                    "                    [--only SECTION,...]  (pipeline, results-back, "
                    "pipeline-sweep, movement,\n"
                    "                     steady-state, stream, living-host, launch, ping-pong, "
-                   "two-gpus, init, pool, dlpack)\n");
+                   "two-gpus, init, pool, oversubscribe, dlpack)\n");
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
   if (o.size_mib == 0 || o.sweep_max_mib < 4 || o.reps < 1 || o.launches < 1 || o.rounds < 10 || o.iterations < 2 ||
-      o.threads < 0) {
+      o.threads < 0 || !(o.leave_free_gib >= 0.25)) {
     std::fprintf(stderr,
                  "unimem-bench: sizes and counts must be positive (rounds >= 10, iterations >= 2, "
-                 "threads >= 0)\n");
+                 "threads >= 0, --leave-free-gib >= 0.25)\n");
     std::exit(2);
   }
   return o;
@@ -188,6 +227,7 @@ int main(int argc, char** argv) {
         {"two-gpus", unimem_bench::two_gpus},
         {"init", unimem_bench::init_bench},
         {"pool", unimem_bench::pool_bench},
+        {"oversubscribe", unimem_bench::oversubscribe_bench},
         {"dlpack", unimem_bench::dlpack_bench},
     };
     for (const auto& sc : scenarios) {

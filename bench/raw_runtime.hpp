@@ -18,6 +18,8 @@ using raw_event_t = hipEvent_t;
 #define RAW_ATTACH_GLOBAL hipMemAttachGlobal
 #define RAW_ADVISE_PREFERRED hipMemAdviseSetPreferredLocation
 #define RAW_ADVISE_ACCESSED_BY hipMemAdviseSetAccessedBy
+#define RAW_ADVISE_UNSET_PREFERRED hipMemAdviseUnsetPreferredLocation
+#define RAW_ADVISE_UNSET_ACCESSED_BY hipMemAdviseUnsetAccessedBy
 #define RAW_H2D hipMemcpyHostToDevice
 #define RAW_D2H hipMemcpyDeviceToHost
 #else
@@ -29,6 +31,8 @@ using raw_event_t = cudaEvent_t;
 #define RAW_ATTACH_GLOBAL cudaMemAttachGlobal
 #define RAW_ADVISE_PREFERRED cudaMemAdviseSetPreferredLocation
 #define RAW_ADVISE_ACCESSED_BY cudaMemAdviseSetAccessedBy
+#define RAW_ADVISE_UNSET_PREFERRED cudaMemAdviseUnsetPreferredLocation
+#define RAW_ADVISE_UNSET_ACCESSED_BY cudaMemAdviseUnsetAccessedBy
 #define RAW_H2D cudaMemcpyHostToDevice
 #define RAW_D2H cudaMemcpyDeviceToHost
 #endif

@@ -1,10 +1,14 @@
 // unimem-info: the first thing to run on a new machine. Prints the backend, the runtime and
 // driver versions and, for each GPU, its name, architecture, warp size, memory (with the bus
-// width, clock and peak bandwidth), managed-memory capabilities and unified-memory regime, with
-// what the regime means: which memory to allocate, which placement hints do anything. Without a
-// GPU it prints one line saying so and exits 0.
+// width, clock and peak bandwidth), what fits on it (the free memory, the largest working set
+// that stays resident, the host link and the windows a larger one is walked in), managed-memory
+// capabilities and unified-memory regime, with what the regime means: which memory to allocate,
+// which placement hints do anything. Without a GPU it prints one line saying so and exits 0.
 #include <unimem/unimem.hpp>
 
+#include <unimem/placement/budget.hpp>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -53,6 +57,22 @@ int main() {
                   gib(p.total_memory));
       std::printf("  memory bus                 %d bits at %.0f MHz: peak %.1f GB/s\n",
                   p.memory_bus_width_bits, p.memory_clock_khz / 1000.0, p.peak_bandwidth_gbps());
+      // What fits: a working set up to the usable memory stays on the GPU; a larger one is
+      // walked in windows (unimem::windows) of about 8 ms of the host link, at most a quarter of
+      // the usable memory (two placed ahead, one in use, one moving out).
+      const unimem::gpu_budget b = unimem::gpu_budget_of(p.device_id);
+      const unimem::host_link l = unimem::host_link_of(p.device_id);
+      double window = l.bytes_per_second * 0.008;
+      window = std::min(std::max(window, 64.0 * (1 << 20)), 4.0 * (1u << 30));
+      window = std::min(window, static_cast<double>(b.usable()) / 4);
+      std::printf("  working set that fits      %.1f GiB (%.1f GiB free, %.1f GiB kept in reserve)\n",
+                  gib(b.usable()), gib(b.free_memory), gib(b.reserve));
+      std::printf("  host link                  PCIe %.1f GT/s x%d: %.1f GB/s a direction%s\n",
+                  l.gigatransfers, l.lanes, l.bytes_per_second / 1e9,
+                  l.read ? "" : " (assumed: the system did not say)");
+      std::printf("  larger working sets        walked in windows of about %.0f MiB "
+                  "(unimem::windows)\n",
+                  window / (1 << 20));
       std::printf("  managed memory             %s\n", yes(p.managed_memory));
       std::printf("  concurrent managed access  %s\n", yes(p.concurrent_managed_access));
       std::printf("  pageable memory access     %s\n", yes(p.pageable_memory_access));

@@ -10,6 +10,10 @@ Writes, where the CSV has the rows:
   movement-d2h.svg    GPU -> host bandwidth against size
   pipeline-sweep.svg  the pipeline (GPU phase + CPU read) against size, per strategy
   crossover.svg       a kernel reading its input k times: mapped against moved
+  oversubscribe-sum.svg, oversubscribe-triad.svg
+                      working sets of 0.5x to 2x the GPU's free memory: steady-state GB/s of
+                      each variant (naive, zero-copy, prefetch per chunk, explicit copies,
+                      unimem's tags and windows) side by side, per working set
 Each chart is one self-contained SVG file (docs/pitfalls.md shows them).
 """
 import csv
@@ -231,6 +235,46 @@ def crossover_chart(rows, title, path):
     return True
 
 
+OVERSUBSCRIBE_VARIANTS = ["naive/raw", "zero-copy/raw", "prefetch-chunks/raw", "explicit/raw",
+                          "tagged/unimem", "window/unimem", "window-moved/unimem",
+                          "budgeted-pool/unimem"]
+
+
+def oversubscribe_chart(rows, kernel, title, path):
+    """Bars of steady-state GB/s per variant, grouped by working set (x the free memory)."""
+    factors, data = [], {}
+    for r in rows:
+        if r["section"] != "oversubscribe" or r["metric"] != "steady":
+            continue
+        if not r["strategy"].startswith(kernel + "-"):
+            continue
+        f = r["strategy"][len(kernel) + 1:]
+        data[(f, r["impl"])] = r["median"]
+        if f not in factors:
+            factors.append(f)
+    if not factors:
+        return False
+    factors.sort(key=lambda f: float(f.rstrip("x")))
+    impls = [i for i in OVERSUBSCRIBE_VARIANTS if any((f, i) in data for f in factors)]
+    svg = Svg(title)
+    y_of = linear_axis(svg, max(data.values()), "GB/s, working set / pass time (steady state)")
+    slot = (W - RIGHT - LEFT) / len(factors)
+    bar = slot * 0.8 / len(impls)
+    for j, f in enumerate(factors):
+        for e, impl in enumerate(impls):
+            v = data.get((f, impl))
+            if v is None:
+                continue
+            x = LEFT + slot * j + slot * 0.1 + bar * e
+            svg.rect(x, y_of(v), bar * 0.9, y_of(0) - y_of(v), COLORS[e % len(COLORS)],
+                     f"{impl}, {f}: {v:.1f} GB/s")
+        svg.text(LEFT + slot * (j + 0.5), H - BOTTOM + 16, f, "middle")
+    svg.text((LEFT + W - RIGHT) / 2, H - 18, "working set, x the GPU's free memory", "middle")
+    svg.legend([(impl, COLORS[e % len(COLORS)]) for e, impl in enumerate(impls)])
+    svg.save(path)
+    return True
+
+
 def main(argv):
     if len(argv) < 3 or argv[1] in ("-h", "--help"):
         print(__doc__.strip())
@@ -268,6 +312,12 @@ def main(argv):
     if crossover_chart(rows, f"Crossover: a kernel reading 1 GiB k times ({title})",
                        os.path.join(out, "crossover.svg")):
         made.append("crossover.svg")
+    for kernel, what in (("sum", "a read-only stream (sum)"),
+                         ("triad", "a read-write stream (triad)")):
+        name = f"oversubscribe-{kernel}.svg"
+        if oversubscribe_chart(rows, kernel, f"Working sets beyond the GPU, {what} ({title})",
+                               os.path.join(out, name)):
+            made.append(name)
     print(f"bench_charts: wrote {len(made)} chart(s) to {out}: {', '.join(made) or 'none'}")
     return 0 if made else 1
 

@@ -60,7 +60,8 @@ message(STATUS "unimem: ${_n_headers} public headers compiled alone")
 #   launch_arguments: launch() arguments; access_tags: in/out/inout over temporaries, const
 #   ranges and pinned memory; stream_lifetime: temporary streams kept as stream_refs;
 #   separate_compilation: <unimem/compiled.hpp> used without its macro or after other headers;
-#   dlpack: element types DLPack cannot describe, a buffer exported without giving it up.
+#   dlpack: element types DLPack cannot describe, a buffer exported without giving it up;
+#   windows: a walk's range without its access tag, a temporary stream.
 set(_cases
   "launch_arguments|0|"
   "launch_arguments|1|unimem::launch: argument I does not convert"
@@ -89,6 +90,9 @@ set(_cases
   "dlpack|1|unimem::dlpack::dtype_of: DLPack cannot describe this element type"
   "dlpack|2|unimem::dlpack::dtype_of: DLPack cannot describe this element type"
   "dlpack|3|unimem::dlpack::to_dlpack: the tensor owns the memory: move the buffer in"
+  "windows|0|"
+  "windows|1|unimem::windows: give each range the loop walks with its access tag"
+  "windows|2|unimem::windows: a temporary stream cannot carry a walk"
   "separate_compilation|0|"
   "separate_compilation|1|<unimem/compiled.hpp> is for separate compilation"
   "separate_compilation|2|<unimem/compiled.hpp> must come before every other unimem header")

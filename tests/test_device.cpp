@@ -157,6 +157,18 @@ TEST(DeviceGpu, ReportListsEveryDevice) {
   }
   EXPECT_NE(r.find("migrates on demand"), std::string::npos) << r;
   EXPECT_NE(r.find("peak bandwidth"), std::string::npos) << r;
+  // What fits on each GPU and its host link (issue 51).
+  std::size_t fits = 0, links = 0;
+  for (std::size_t at = r.find("  what fits: "); at != std::string::npos;
+       at = r.find("  what fits: ", at + 1)) {
+    ++fits;
+  }
+  for (std::size_t at = r.find("  host link: PCIe "); at != std::string::npos;
+       at = r.find("  host link: PCIe ", at + 1)) {
+    ++links;
+  }
+  EXPECT_EQ(fits, static_cast<std::size_t>(unimem::device_count())) << r;
+  EXPECT_EQ(links, static_cast<std::size_t>(unimem::device_count())) << r;
 }
 
 // ---- the unified-memory regime ----

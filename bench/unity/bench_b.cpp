@@ -5,5 +5,6 @@
 #include "../movement.cpp"
 #include "../init.cpp"
 #include "../pool.cpp"
+#include "../oversubscribe.cpp"
 #include "../dlpack.cpp"
 #include "../report.cpp"

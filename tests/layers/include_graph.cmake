@@ -60,6 +60,12 @@ set(_allowed_core/devices.hpp vector)
 set(_allowed_diagnostics/report.hpp string)
 set(_allowed_diagnostics/regime.hpp string)
 set(_allowed_placement/placement.hpp string vector)
+# windows (issue 51): the walk's ranges, their windows' records, the schedule's operations, the
+# streams and events it owns; not in the umbrella
+set(_allowed_placement/window.hpp vector)
+set(_allowed_placement/detail/window_plan.hpp vector)
+set(_allowed_placement/detail/window_state.hpp vector)
+set(_allowed_placement/detail/window_runtime.hpp vector)
 set(_allowed_interop/dlpack.hpp complex memory)  # std::complex element types, shared_ptr owners
 set(_allowed_placement/policy.hpp string)  # to_string(hint_status), a std::string (issue 25)
 # Errors in the standard hierarchy (issue 25): std::runtime_error, std::length_error, ...

@@ -12,12 +12,15 @@
 #   real_driver()::d                     the UVM driver's functions (constant, the same everywhere)
 #   kept_text::keep()::none              an empty error text, for when memory ran out (any copy)
 #   cuda_driver::...                     driver entry points looked up once (the same in every copy)
+#   ledger::table()::c                   what this copy of unimem moved to each GPU and back, and
+#                                        the largest range it placed (counts per copy: report()
+#                                        says "this copy of unimem"; nothing keyed by address)
 # Usage: cmake -DNM=<nm> -DLIBRARIES=<a.so;b.so> -P static_state.cmake
 set(_allowed "property_cache\\(\\)::lists"
              "unsupported_policy_state\\(\\)::state"
              "this_copy\\(\\)::c" "real_driver\\(\\)::d"
              "kept_text::keep\\(char const\\*\\)::none"
-             "backend::cuda_driver::")
+             "backend::cuda_driver::" "ledger::table\\(\\)::c")
 set(_problems "")
 set(_seen 0)
 foreach(_lib IN LISTS LIBRARIES)

@@ -1,14 +1,16 @@
 /// @file
 /// @brief report(), what unimem-info prints: the backend, the runtime's and driver's versions,
-/// every GPU with its managed-memory capabilities and regime, and where placement records learn
-/// what the host touched. Reads; decides and opens nothing (no tracker is attached, no device
-/// made current). runtime_version(), driver_version().
+/// every GPU with its managed-memory capabilities and regime, what fits on it (its free memory,
+/// the working set that stays, the host link) and what unimem placed there, and where placement
+/// records learn what the host touched. Reads (sysfs for the link); decides and opens nothing (no
+/// tracker is attached, no device left current). runtime_version(), driver_version().
 #pragma once
 
 #include "../core/config.hpp"
 #include "../core/device.hpp"
 #include "../core/detail/backend/versions.hpp"
 #include "../core/version.hpp"
+#include "../placement/budget.hpp"
 #include "../placement/detail/host_access.hpp"
 #include "regime.hpp"
 
@@ -28,6 +30,45 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string version_text(bool drive
   if (r.code == backend::success && v > 0) return backend::version_string(v).c_str();
   backend::forget_if_last(r.code);
   return driver ? "none" : backend::version_string(backend::linked_runtime_version()).c_str();
+}
+#else
+    ;
+#endif
+/// report()'s lines on what fits on GPU `id`: its budget, its host link, what unimem moved there,
+/// and the largest range it placed there where that did not fit.
+UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE void append_budget(std::string& s, int id)
+#if UNIMEM_DETAIL_DEFINE_OUTLINE
+{
+  constexpr double gib = 1024.0 * 1024 * 1024;
+  const gpu_budget b = gpu_budget_of(id);
+  const host_link l = host_link_of(id);
+  char text[768];
+  int n = std::snprintf(text, sizeof text,
+                        "  what fits: %.1f GiB free, %.1f GiB kept in reserve: a working set up to "
+                        "%.1f GiB stays on the GPU; a larger one, walked in unimem::windows, "
+                        "streams over the host link\n  host link: PCIe %.1f GT/s x%d, %.1f GB/s "
+                        "a direction (%s)\n  managed memory unimem moved here: %.1f GiB, back "
+                        "to the host: %.1f GiB (this copy of unimem's prefetches, tags and "
+                        "windows; faults and frees are not seen)\n",
+                        static_cast<double>(b.free_memory) / gib,
+                        static_cast<double>(b.reserve) / gib, static_cast<double>(b.usable()) / gib,
+                        l.gigatransfers, l.lanes, l.bytes_per_second / 1e9,
+                        l.read ? "read from the system" : "assumed: the system did not say",
+                        static_cast<double>(b.moved_to_gpu) / gib,
+                        static_cast<double>(b.moved_to_host) / gib);
+  if (n > 0 && b.largest_placed != 0) {
+    const int used = n < static_cast<int>(sizeof text) ? n : static_cast<int>(sizeof text) - 1;
+    std::snprintf(text + used, sizeof text - static_cast<std::size_t>(used),
+                  "  the largest range or working set unimem placed here: %.1f GiB, with %.1f GiB "
+                  "free: %s\n",
+                  static_cast<double>(b.largest_placed) / gib,
+                  static_cast<double>(b.free_before_largest) / gib,
+                  b.largest_did_not_fit()
+                      ? "larger than what fits: kernels over all of it fault pages in and out "
+                        "(walk it in unimem::windows, docs/pitfalls.md section 19)"
+                      : "it fitted");
+  }
+  s.append(text);
 }
 #else
     ;
@@ -84,6 +125,7 @@ UNIMEM_DETAIL_NOINLINE UNIMEM_DETAIL_OUTLINE std::string report()
                   detail::text_of(p.regime).name,
                   yes_no(p.pageable_memory_access_uses_host_page_tables), yes_no(p.integrated));
     s.append(text);
+    detail::append_budget(s, i);
   }
   s.append(detail::host_access::describe().text);
   return s;

@@ -105,7 +105,7 @@ template <access_mode M, class R>
 auto tag(std::remove_reference_t<R>& r, intent_choice how) noexcept {
   using C = std::remove_cv_t<std::remove_reference_t<R>>;
   using K = declared_memory_kind_t<C>;
-  static_assert(is_view<C>::value || std::is_lvalue_reference<R>::value,
+  static_assert(is_borrowed_range<C>::value || std::is_lvalue_reference<R>::value,
                 "unimem::in/out/inout: a temporary container would be freed before the kernel "
                 "runs: tag a named one");
   static_assert(kind_migrates<K> || stays_on_gpu<K>,

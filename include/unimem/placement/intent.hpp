@@ -51,6 +51,14 @@ placement_record* record_of(const C& c) noexcept {
   return ::unimem_detail_adl::record_hook(c, 0);
 }
 
+/// Whether C is a borrowed range: it refers to memory it does not own (a view, or a type that
+/// declares `using unimem_borrowed_range = void;`, as a window's range does), so a temporary of it
+/// may be tagged: the memory outlives it.
+template <class C, class = void>
+struct is_borrowed_range : is_view<C> {};
+template <class C>
+struct is_borrowed_range<C, std::void_t<typename C::unimem_borrowed_range>> : std::true_type {};
+
 /// Enables a tag or a placement call for R: a view, or an opted-in container.
 template <class R>
 using if_range = std::enable_if_t<viewable_v<std::remove_reference_t<R>>, int>;

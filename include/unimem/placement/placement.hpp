@@ -27,6 +27,7 @@
 #include "../core/stream_ref.hpp"
 #include "../core/view.hpp"
 #include "detail/host_access.hpp"
+#include "detail/ledger.hpp"
 #include "detail/stamp.hpp"
 #include "intent.hpp"
 
@@ -232,6 +233,7 @@ struct touched_later {
       check(backend::prefetch(reinterpret_cast<const void*>(spans[k].lo),
                               spans[k].hi - spans[k].lo, to, backend::per_thread_stream()),
             where);
+      ledger::moved(device, spans[k].hi - spans[k].lo, true);
     }
     count = 0;
     blocks = 0;
@@ -295,6 +297,7 @@ inline bool place_by_record(const placement_range& r, int d, std::uint64_t now,
       check(backend::prefetch(reinterpret_cast<const void*>(parts[k].lo),
                               parts[k].hi - parts[k].lo, {false, d}, on),
             o.where);
+      ledger::moved(d, parts[k].hi - parts[k].lo, true);
     }
   }
   const std::uint64_t w = r.record->stamp();
@@ -302,6 +305,28 @@ inline bool place_by_record(const placement_range& r, int d, std::uint64_t now,
     r.record->set(placement_stamp::make(d, placement_stamp::mapped_of(w), now));
   }
   return true;
+}
+
+/// The ledger's note of a large range placed on GPU d (ledger.hpp): the GPU's free memory, read
+/// where d is current (a launch's device, usually), else not noted; a failed query notes nothing.
+inline void note_large_range(int d, std::size_t bytes, call_site where) noexcept {
+  try {
+    if (bytes < ledger::noted_min_bytes ||
+        bytes < cached_entry(d, where).properties.total_memory / 16) {
+      return;
+    }
+  } catch (...) {
+    return;
+  }
+  int current = no_device;
+  std::size_t free = 0, total = 0;
+  backend::result r = backend::get_device(&current);
+  if (r.code == backend::success && current == d) r = backend::mem_get_info(&free, &total);
+  if (r.code != backend::success) {
+    backend::forget_if_last(r.code);
+  } else if (current == d) {
+    ledger::placed_range(d, bytes, free);
+  }
 }
 
 /// Step 3, a whole range: its intent (map adds advice, move withdraws a mapping, follow maps it
@@ -320,8 +345,11 @@ inline bool place_whole(const placement_range& r, int d, std::uint64_t now,
     if (mapped && d >= 0) add_accessor(r.ptr, r.bytes, d, o.where);  // this GPU maps it too
   }
   if (!mapped) {
+    if (d >= 0) note_large_range(d, r.bytes, o.where);  // before the move changes free memory
     check(backend::prefetch(r.ptr, r.bytes, {o.to.is_host(), o.to.device_id()}, o.stream.get()),
           o.where);
+    const int from = r.record != nullptr ? placement_stamp::device_of(r.record->stamp()) : d;
+    ledger::moved(d >= 0 ? d : from, r.bytes, d >= 0);  // to the host: from where its record says
   }
   if (r.record == nullptr) {
     if (!mapped && (d < 0 || device_count(o.where) > 1)) host_access::announce(r.ptr, r.bytes);

@@ -344,6 +344,14 @@ class host_core final : public ud::pool_core {
   }
   void untake(const ud::pool_block&, ud::backend::stream_handle) noexcept override {}
   std::size_t bytes_held(unimem::call_site) override { return 0; }
+  ud::backend::result order(const ud::pool_block&, ud::backend::stream_handle,
+                            bool) noexcept override {
+    return {ud::backend::success, ""};
+  }
+  [[noreturn]] void fail(ud::backend::result r, unimem::call_site where,
+                         const char* context) override {
+    ud::fail(r.code, r.call, where, context);
+  }
 
   counts& c_;
 };

@@ -52,7 +52,6 @@ set(_allowed_core/memory_resource.hpp memory_resource mutex unordered_map)  # th
 # the managed pool (issue 28, its rooms issue 54): its bookkeeping and ownership (std::map nodes
 # moved under its lock, std::shared_ptr state), and the pmr resource over it; not in the umbrella
 set(_allowed_pool/detail/pool_block.hpp map)
-set(_allowed_pool/detail/caching_pool.hpp vector)
 set(_allowed_pool/detail/runtime_pool.hpp memory)
 set(_allowed_pool/managed_pool.hpp memory)
 set(_allowed_pool/pool_buffer.hpp memory)

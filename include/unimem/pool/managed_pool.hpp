@@ -37,14 +37,25 @@ class pool_buffer;
 /// the allocation, and by the host or other streams once s has reached it (s.synchronize(), or an
 /// event recorded on s after it); memory deallocated on s may be used by work queued on s before
 /// the deallocation, by nothing after it; other streams' work must be ordered before it (an event
-/// s waits for). Use streams of the pool's device (or the default stream with it current).
+/// s waits for). Use streams of the pool's device; the default stream (`{}`) is the pool's
+/// device's, whichever device is current when the pool is called.
 ///
 /// Behind it: the runtime's pool of managed memory where there is one (CUDA 13; a refusal at
 /// construction selects the other), else unimem's caching allocator (HIP, CUDA 12 and older): size
 /// classes (at most a quarter more than asked), a block freed on s reused on s at once and on
 /// another stream once its free has completed; see uses_runtime_pool().
 ///
-/// Thread-safe. Move-only; a moved-from pool throws unimem::invalid_argument when used.
+/// Thread safety (docs/architecture.md, "The managed pool"): allocate(), allocate_for_host(),
+/// deallocate(), trim(), trim_to(), statistics(), reset_peak(), release_threshold(),
+/// set_release_threshold() and the queries may be called on one pool from any threads at once;
+/// making a pool_buffer from the pool counts as an allocate(). A deallocate() may come from
+/// another thread than its allocate(), and on another stream (in stream order, above). A
+/// pool_buffer may be used, moved, swapped and destroyed on any thread at any time, also while its
+/// pool is moved or ends: it shares the pool's state. Moving from the pool, assigning or swapping
+/// it and its destruction are exclusive, as for any C++ object: no other call on that same pool
+/// may run beside them (an allocation that still reaches the pool's state after its end throws
+/// unimem::invalid_argument). Move-only; a moved-from pool throws unimem::invalid_argument when
+/// used.
 /// @code
 ///   unimem::managed_pool pool;                          // on the current device
 ///   for (int step = 0; step < steps; ++step) {
@@ -75,8 +86,10 @@ class managed_pool {
     managed_pool(std::move(other)).swap(*this);
     return *this;
   }
-  /// @brief Returns everything the pool holds to the runtime; never throws. Allocations still out
-  /// (a pool_buffer may outlive its pool) stay valid and are returned when deallocated.
+  /// @brief Returns everything the pool holds to the runtime; never throws. Allocations of
+  /// allocate() still out, which nothing can give back any more, are freed with it (after the
+  /// device's work: the runtime's free waits for it); a pool_buffer's memory stays valid until the
+  /// buffer goes (it may outlive its pool).
   ~managed_pool() {
     if (core_ != nullptr) core_->close();
   }
@@ -102,18 +115,17 @@ class managed_pool {
     (void)bytes;  // the pool knows each allocation's size
     if (p != nullptr && core_ != nullptr) core_->deallocate(p, s.get(), 0);
   }
-  /// @brief trim_to(release_threshold()) (see managed_pool_options::release_threshold).
-  void trim(call_site where = call_site::current()) {
-    detail::pool_core& c = checked("trim");
-    c.trim_to(c.release_threshold(), where);
-  }
+  /// @brief Returns every free block to the runtime: trim_to(0) (the memory in use stays).
+  /// @throws unimem::error when the runtime fails.
+  void trim(call_site where = call_site::current()) { checked("trim").trim_to(0, where); }
   /// @brief Returns free memory to the runtime until the pool holds at most `keep` bytes (the
   /// caching allocator waits for queued frees; the runtime's pool keeps what it cannot release).
   /// @throws unimem::error when the runtime fails.
   void trim_to(std::size_t keep, call_site where = call_site::current()) {
     checked("trim_to").trim_to(keep, where);
   }
-  /// @brief Bytes in use, their peak, bytes held from the runtime, allocations in use.
+  /// @brief Bytes in use, their peak, bytes held from the runtime, allocations in use, as of one
+  /// moment (bytes held never below bytes in use).
   /// @throws unimem::error when the runtime cannot report its pool's memory.
   [[nodiscard]] pool_statistics statistics(call_site where = call_site::current()) const {
     return checked("statistics").statistics(where);
@@ -170,21 +182,23 @@ class managed_pool {
     return std::make_shared<detail::caching_pool<detail::pool_runtime>>(d.device_id(),
                                                                        o.release_threshold, why);
   }
-  detail::pool_core& checked(const char* what) const {
-    if (core_ == nullptr) {
+  detail::pool_core& checked(const char* what) const { return checked(core_, what); }
+  static detail::pool_core& checked(const std::shared_ptr<detail::pool_core>& core,
+                                    const char* what) {
+    if (core == nullptr) {
       detail::throw_refused<invalid_argument>(
           detail::refusal("unimem::managed_pool::")
               .append(what)
               .append(": the pool was moved from (it holds no memory)"));
     }
-    return *core_;
+    return *core;
   }
   void* allocate_on(std::size_t bytes, stream_ref s, bool for_host, const char* what,
                     call_site where) {
     detail::pool_core& c = checked(what);
     (void)detail::checked_bytes(bytes, 1, for_host ? "managed_pool::allocate_for_host"
                                                    : "managed_pool::allocate");
-    return bytes == 0 ? nullptr : c.allocate(bytes, s.get(), for_host, where);
+    return bytes == 0 ? nullptr : c.allocate(bytes, s.get(), for_host, where, nullptr);
   }
 
   std::shared_ptr<detail::pool_core> core_;  // shared with the buffers from it

@@ -54,7 +54,7 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
   /// out; unimem::error when the runtime fails; unimem::invalid_argument for a moved-from pool.
   pool_buffer(size_type n, managed_pool& pool, stream_ref s = {},
               call_site where = call_site::current())
-      : pool_buffer(n, pool, s, where, stamp_slot{}) {}
+      : pool_buffer(n, pool.core_, s, where, stamp_slot{}) {}
 
   pool_buffer(const pool_buffer&) = delete;             ///< Not copyable: owns its memory.
   pool_buffer& operator=(const pool_buffer&) = delete;  ///< Not copyable: owns its memory.
@@ -94,13 +94,17 @@ class pool_buffer : public detail::host_array<T, detail::pool_memory> {
   struct stamp_slot {
     std::uint64_t value = 0;
   };
-  pool_buffer(size_type n, managed_pool& pool, stream_ref s, call_site where, stamp_slot&& kept)
+  /// Allocates from `state`, read from the pool once: the state the memory comes from is the one
+  /// it goes back to.
+  pool_buffer(size_type n, std::shared_ptr<detail::pool_core> state, stream_ref s, call_site where,
+              stamp_slot&& kept)
       : base(detail::owned_array<T, detail::pool_memory>(
             n, detail::pool_memory::buffer_name, where,
-            [&pool, s, &kept](std::size_t bytes, const char*, call_site w) {
-              return pool.checked("allocate").allocate(bytes, s.get(), false, w, &kept.value);
+            [&state, s, &kept](std::size_t bytes, const char*, call_site w) {
+              return managed_pool::checked(state, "allocate")
+                  .allocate(bytes, s.get(), false, w, &kept.value);
             })),
-        core_(pool.core_),
+        core_(std::move(state)),
         stream_(s) {
     record_.set(kept.value);
   }

@@ -8,7 +8,8 @@
 
 UNIMEM_BEGIN_NAMESPACE
 
-/// @brief What a managed_pool holds and hands out (managed_pool::statistics()).
+/// @brief What a managed_pool holds and hands out, as of one moment (managed_pool::statistics()):
+/// bytes_held is never below bytes_in_use.
 struct pool_statistics {
   std::size_t bytes_in_use = 0;  ///< Bytes of the allocations not yet deallocated, as asked.
   std::size_t peak_bytes_in_use = 0;  ///< Most bytes_in_use since construction or reset_peak().

@@ -25,28 +25,43 @@ inline std::size_t pool_block_bytes(std::size_t bytes) noexcept {
   return (bytes + step - 1) / step * step;
 }
 
-/// Memory of a pool: bytes asked for (live), size class and free event (caching allocator), its
-/// last free (on `stream`, numbered `free_id` by its free_list; completed when `done`) and the
-/// placement stamp its last owner left.
+/// Memory of a pool and what the pool knows of it.
 struct pool_block {
   void* p = nullptr;
-  std::size_t asked = 0, size_class = 0;
-  backend::event_handle event = nullptr;
-  backend::stream_handle stream = nullptr;
+  std::size_t asked = 0;       // by its owner (live), or by its last owner (free)
+  std::size_t size_class = 0;  // caching allocator: the block's bytes
+  backend::event_handle event = nullptr;    // caching allocator: recorded at each free
+  backend::stream_handle stream = nullptr;  // the stream its last free was ordered on
+  std::uint64_t stamp = 0;    // the placement stamp its last owner left
+  std::uint64_t free_id = 0;  // its last free's number in its free_list
+  /// The last free (the event's last recording) is known to have completed, or there was none.
   bool done = true;
-  std::uint64_t stamp = 0, free_id = 0;
+  bool buffer = false;  // live: a pool_buffer's, which gives it back itself (also after close)
+};
+
+/// A block record's key: (address, 0) while live; (size class, 0) while free and its free known
+/// to have completed; (size class, stream) while free and its free maybe still pending.
+struct block_key {
+  std::uintptr_t first = 0, second = 0;
+  friend bool operator<(const block_key& a, const block_key& b) noexcept {
+    return a.first != b.first ? a.first < b.first : a.second < b.second;
+  }
 };
 
 /// A pool keeps each block's record in a map node (C++17 node handles), made outside the pool's
 /// lock and moved between its maps under it, so that nothing under the lock allocates or frees:
-/// keyed by address while live (live_blocks), by size class while free (block_list: std::map
-/// and std::multimap of one key and value share their node type).
-using block_key = std::uintptr_t;
+/// live by address (live_blocks), free by size class (block_list: std::map and std::multimap of
+/// one key and value share their node type).
 using live_blocks = std::map<block_key, pool_block>;
 using block_list = std::multimap<block_key, pool_block>;
 using block_node = live_blocks::node_type;
 
-inline block_key address_key(const void* p) noexcept { return reinterpret_cast<block_key>(p); }
+inline block_key address_key(const void* p) noexcept {
+  return {reinterpret_cast<std::uintptr_t>(p), 0};
+}
+inline block_key pending_key(std::size_t size_class, backend::stream_handle s) noexcept {
+  return {size_class, reinterpret_cast<std::uintptr_t>(s)};
+}
 
 /// A node of a Map holding (k, v), to insert later: it allocates, so make it before a lock.
 template <class Map, class K, class V>
@@ -59,7 +74,7 @@ typename Map::node_type make_node(const K& k, const V& v) {
 /// A free not known to have completed, asked about outside the pool's lock: the answer is noted
 /// only where the block is still listed under the same free.
 struct pending_free {
-  std::size_t size_class = 0;
+  block_key key;  // where it is listed: (size class, stream)
   std::uint64_t free_id = 0;
   backend::event_handle event = nullptr;
   bool completed = false;

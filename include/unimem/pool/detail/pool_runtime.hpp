@@ -24,6 +24,9 @@ namespace detail {
 struct pool_runtime {
   using stream = backend::stream_handle;
   using event = backend::event_handle;
+  /// Whether an event may be recorded again while its last recording is pending.
+  static constexpr bool rerecords_pending_events = backend::rerecording_a_pending_event_is_defined;
+
   /// A handle naming the current device's default stream (legacy, per-thread, or null).
   static bool is_default_stream(stream s) noexcept {
     return s == nullptr || s == backend::legacy_stream() || s == backend::per_thread_stream();

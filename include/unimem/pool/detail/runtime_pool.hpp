@@ -171,7 +171,8 @@ class runtime_pool final : public pool_core {
     if (closed) throw_closed();
   }
   /// Frees the blocks, whose last streams are unknown, on the pool's device's default stream
-  /// once the device is idle; nothing where the device cannot be made current or waited for.
+  /// once the device is idle, and waits for those frees (so that a trim that follows can return
+  /// their memory); nothing where the device cannot be made current or waited for.
   backend::result free_after_the_device(const block_list& blocks) noexcept {
     pool_device_scope<R> on(device_id(), true);
     backend::result r = on.ok() ? R::device_synchronize() : on.failure();
@@ -180,6 +181,7 @@ class runtime_pool final : public pool_core {
       return r;
     }
     for (const auto& x : blocks) (void)R::pool_free(x.second.p, nullptr);
+    R::forget(R::stream_synchronize(nullptr).code);
     return r;
   }
 

@@ -53,7 +53,7 @@ class pool_buffer;
 /// pool_buffer may be used, moved, swapped and destroyed on any thread at any time, also while its
 /// pool is moved or ends: it shares the pool's state. Moving from the pool, assigning or swapping
 /// it and its destruction are exclusive, as for any C++ object: no other call on that same pool
-/// may run beside them (an allocation that still reaches the pool's state after its end throws
+/// may run beside them (a call that still reaches the pool's state after its end throws
 /// unimem::invalid_argument). Move-only; a moved-from pool throws unimem::invalid_argument when
 /// used.
 /// @code

@@ -104,7 +104,6 @@ TEST(PoolOverAFakeRuntime, AFreeOnTheDefaultStreamWhileAnotherGpuIsCurrentIsOrde
     gpu->open(busy);
     gpu->drain();
     pool.deallocate(q, 1024, t);
-    pool = managed_pool(std::move(pool));  // (the pool ends with the session's streams alive)
   }
 }
 
@@ -427,8 +426,7 @@ TEST(ManagedPoolContract, AllocationsAndFreesMayRunOnAnyThreadsAtOnce) {
     EXPECT_EQ(pool.statistics().allocations, 0u);
     EXPECT_EQ(pool.statistics().bytes_in_use, 0u);
     EXPECT_EQ(gpu->seen().overlaps, 0);
-    pool = managed_pool(std::move(pool));
-    { managed_pool gone(std::move(pool)); }
+    { managed_pool gone(std::move(pool)); }  // the pool ends: everything back
     expect_clean(gpu);
   }
 }
@@ -482,7 +480,7 @@ TEST(ManagedPoolContract, BuffersMayGoOnAnyThreadWhileTheirPoolIsMovedOrEnds) {
   for (const policy kind : {policy::caching, policy::runtime}) {
     SCOPED_TRACE(name_of(kind));
     fake_gpu::session gpu;
-    const ub::stream_handle s = gpu->make_stream(0), u = gpu->make_stream(0);
+    const ub::stream_handle s = gpu->make_stream(0);
     std::optional<managed_pool> pool(make_pool(kind));
     std::vector<pool_buffer<int>> left, right;
     for (int i = 0; i < 40; ++i) {
@@ -508,7 +506,6 @@ TEST(ManagedPoolContract, BuffersMayGoOnAnyThreadWhileTheirPoolIsMovedOrEnds) {
     a.join();
     b.join();
     gpu->drain();
-    (void)u;
     expect_clean(gpu);
   }
 }

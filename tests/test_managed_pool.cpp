@@ -173,15 +173,19 @@ TEST(PoolFreeList, TheDeviceTakesTheLastFreedOnItsStreamElseTheOldestCompleted) 
   l.push(freed(4, 1024, 2, true));
   l.push(freed(5, 2048, 3, true));
   EXPECT_EQ(l.size(), 5u);
+  EXPECT_EQ(l.pending(), 2u);
   EXPECT_EQ(l.bytes(), 4 * 1024u + 2048u);
   EXPECT_EQ(name_of(l.take(1024, stream_no(1), false, nullptr)), 3u) << "pending, but on s";
-  EXPECT_EQ(name_of(l.take(1024, stream_no(2), false, nullptr)), 4u);
+  EXPECT_EQ(name_of(l.take(1024, stream_no(2), false, nullptr)), 2u) << "pending, but on s";
   EXPECT_EQ(name_of(l.take(1024, stream_no(3), false, nullptr)), 1u) << "the oldest completed";
-  EXPECT_TRUE(l.take(1024, stream_no(3), false, nullptr).empty()) << "2 is pending on another";
+  EXPECT_EQ(name_of(l.take(1024, stream_no(3), false, nullptr)), 4u);
+  EXPECT_TRUE(l.take(1024, stream_no(3), false, nullptr).empty()) << "none left";
   EXPECT_TRUE(l.take(4096, stream_no(3), false, nullptr).empty()) << "no block of that class";
   EXPECT_EQ(name_of(l.take(2048, stream_no(9), false, nullptr)), 5u);
-  EXPECT_EQ(l.size(), 1u);
-  EXPECT_EQ(l.bytes(), 1024u);
+  EXPECT_EQ(l.size(), 0u);
+  EXPECT_EQ(l.bytes(), 0u);
+  l.push(freed(6, 1024, 2, false));
+  EXPECT_TRUE(l.take(1024, stream_no(3), false, nullptr).empty()) << "6 is pending on another";
 }
 
 TEST(PoolFreeList, TheHostTakesTheOldestCompletedElseTheLastFreedOnItsStream) {
@@ -195,34 +199,50 @@ TEST(PoolFreeList, TheHostTakesTheOldestCompletedElseTheLastFreedOnItsStream) {
   EXPECT_EQ(name_of(l.take(1024, stream_no(1), true, nullptr)), 1u);
 }
 
-// Frees of unknown outcome before the oldest known completed one are asked about first (at most
-// eight, oldest first), outside the pool's lock; the answers are noted and the choice made again.
-TEST(PoolFreeList, FreesOfUnknownOutcomeBeforeTheOldestCompletedAreAskedAboutFirst) {
+// Frees on one stream complete in order: of each stream's group of pending frees of a class only
+// the first is asked about, so a completed free is found behind any number of pending ones of
+// another stream (issue 54: the first eight of the class were asked, the others never). With
+// more groups than one allocation asks about, the next goes on where the last stopped.
+TEST(PoolFreeList, TheFirstPendingFreeOfEachStreamIsAskedAbout) {
   for (const bool for_host : {false, true}) {
     ud::free_list l;
-    for (std::uintptr_t i = 1; i <= 10; ++i) l.push(freed(i, 512, i, false));
-    l.push(freed(11, 512, 11, true));
+    for (std::uintptr_t i = 1; i <= 9; ++i) l.push(freed(i, 512, 1, false));
+    l.push(freed(10, 512, 2, false));
     ud::free_list::questions q;
-    EXPECT_TRUE(l.take(512, stream_no(20), for_host, &q).empty()) << "asks first";
-    ASSERT_EQ(q.count, ud::free_list::max_questions);
-    for (std::size_t i = 0; i < q.count; ++i) {
-      EXPECT_EQ(q.free[i].event, event_no(i + 1)) << "oldest first";
-      EXPECT_EQ(q.free[i].size_class, 512u);
-    }
-    EXPECT_EQ(l.unknown(nullptr, 0), 10u);
-    q.free[5].completed = true;  // the sixth: the oldest the runtime says has completed
+    EXPECT_TRUE(l.take(512, stream_no(3), for_host, &q).empty()) << "asks first";
+    ASSERT_EQ(q.count, 2u);
+    EXPECT_EQ(q.free[0].event, event_no(1)) << "stream 1's first";
+    EXPECT_EQ(q.free[1].event, event_no(10)) << "stream 2's first";
+    q.free[1].completed = true;
     l.note(q.free, q.count);
-    EXPECT_EQ(l.unknown(nullptr, 0), 9u);
-    EXPECT_EQ(name_of(l.take(512, stream_no(20), for_host, nullptr)), 6u);
-    // Nothing more learnt: the oldest known to have completed, past the eight asked about.
-    EXPECT_EQ(name_of(l.take(512, stream_no(20), for_host, nullptr)), 11u);
+    EXPECT_EQ(l.pending(), 9u);
+    EXPECT_EQ(name_of(l.take(512, stream_no(3), for_host, nullptr)), 10u);
     // A known completed free first: nothing to ask.
     l.push(freed(12, 256, 1, true));
     l.push(freed(13, 256, 1, false));
     ud::free_list::questions none;
-    EXPECT_EQ(name_of(l.take(256, stream_no(20), for_host, &none)), 12u);
+    EXPECT_EQ(name_of(l.take(256, stream_no(3), for_host, &none)), 12u);
     EXPECT_EQ(none.count, 0u);
   }
+  ud::free_list many;
+  for (std::uintptr_t s = 1; s <= 12; ++s) many.push(freed(100 + s, 256, s, false));
+  ud::free_list::questions first, second;
+  EXPECT_TRUE(many.take(256, stream_no(20), false, &first).empty());
+  ASSERT_EQ(first.count, ud::free_list::max_questions);
+  EXPECT_EQ(first.free[0].event, event_no(101));
+  EXPECT_TRUE(many.take(256, stream_no(20), false, &second).empty());
+  ASSERT_EQ(second.count, ud::free_list::max_questions);
+  EXPECT_EQ(second.free[0].event, event_no(109)) << "where the last stopped";
+  EXPECT_EQ(second.free[4].event, event_no(101)) << "then from the first again";
+  // Every class's groups, a few at a time (making room under the release threshold).
+  ud::block_key from{};
+  ud::pending_free out[5];
+  EXPECT_EQ(many.first_pending(from, out, 5), 5u);
+  EXPECT_EQ(out[4].event, event_no(105));
+  EXPECT_EQ(many.first_pending(from, out, 5), 5u);
+  EXPECT_EQ(many.first_pending(from, out, 5), 2u);
+  EXPECT_EQ(out[1].event, event_no(112));
+  EXPECT_EQ(many.first_pending(from, out, 5), 0u);
 }
 
 // An answer is noted only where the block is still listed under the free it was asked about:
@@ -263,7 +283,7 @@ TEST(PoolFreeList, AnAnswerAboutAFreeMovedOutIsNotTakenForALaterOne) {
   l.push(freed(2, 1024, 1, false));
   q.free[0].completed = true;
   l.note(q.free, q.count);
-  EXPECT_EQ(l.unknown(nullptr, 0), 1u) << "block 2's free is still of unknown outcome";
+  EXPECT_EQ(l.pending(), 1u) << "block 2's free is still of unknown outcome";
   EXPECT_TRUE(l.take(1024, stream_no(2), false, nullptr).empty());
   EXPECT_EQ(name_of(gone.take_first()), 1u);
 }
@@ -280,10 +300,12 @@ TEST(PoolFreeList, MoveToTakesTheOldestOfEachClassSmallerClassesFirstUntilEnough
   out.for_each([&order](ud::pool_block& b) { order.push_back(reinterpret_cast<std::uintptr_t>(b.p) / 4096); });
   EXPECT_EQ(order, (std::vector<std::uintptr_t>{3, 1}));
   EXPECT_EQ(l.bytes(), 1024u + 4096u);
-  l.move_to(out, 1, false);  // any: 2, pending
+  l.move_to(out, 1, false);  // any, the completed first: 4
+  EXPECT_EQ(l.pending(), 1u);
+  l.move_to(out, 1, false);  // then the pending: 2
   EXPECT_EQ(name_of(out.take(1024, stream_no(1), false, nullptr)), 2u);
-  EXPECT_EQ(l.unknown(nullptr, 0), 0u);
-  EXPECT_EQ(l.size(), 1u);
+  EXPECT_EQ(l.pending(), 0u);
+  EXPECT_EQ(l.size(), 0u);
   l.move_to(out, std::size_t{1} << 40, false);
   EXPECT_EQ(l.size(), 0u);
   EXPECT_EQ(l.bytes(), 0u);
@@ -332,19 +354,18 @@ class host_core final : public ud::pool_core {
   }
   void trim_to(std::size_t, unimem::call_site) override {}
   void close() noexcept override { ++c_.closes; }
+  void* allocate(std::size_t bytes, ud::backend::stream_handle, bool, unimem::call_site,
+                 std::uint64_t* stamp) override {
+    ud::block_node n = ud::make_node<ud::live_blocks>(ud::block_key{}, ud::pool_block{});
+    void* p = std::malloc(bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    n.mapped().p = p;
+    ud::spin_guard lock(lock_);
+    track(std::move(n), bytes, stamp != nullptr);
+    return p;
+  }
 
  private:
-  ud::pool_block take(std::size_t bytes, ud::backend::stream_handle, bool,
-                      unimem::call_site) override {
-    ud::block_node n = ud::make_node<ud::live_blocks>(ud::block_key{0}, ud::pool_block{});
-    n.mapped().p = std::malloc(bytes);
-    if (n.mapped().p == nullptr) throw std::bad_alloc();
-    ud::spin_guard lock(lock_);
-    return track(std::move(n), bytes);
-  }
-  void untake(const ud::pool_block&, ud::backend::stream_handle) noexcept override {}
-  std::size_t bytes_held(unimem::call_site) override { return 0; }
-
   counts& c_;
 };
 
@@ -854,6 +875,181 @@ TEST(ManagedPoolGpu, EightThreadsManyStreamsAllocateUseAndFree) {
     std::printf("%s: %d threads x %d streams x %d rounds, peak in use %zu bytes, held %zu\n",
                 pool.implementation_name(), threads, streams, rounds, st.peak_bytes_in_use,
                 st.bytes_held);
+  }
+}
+
+// The stress test of test_pool_fake_runtime.cpp (PoolStress.*) on the GPU, without injected
+// failures (the fault sweep fails each call in turn): four threads, each with two streams, run
+// mixed operations on one pool: allocate (a kernel writes the owner's pattern) and
+// allocate_for_host (the host writes it), pool_buffer, frees on the allocating stream, on
+// another stream after an event, and, with two GPUs, on the default stream with the other GPU
+// current; trim, statistics, threshold changes. Before each free a kernel checks the pattern:
+// memory handed to another owner before its last use ended shows as a wrong element. Every other
+// round the pool ends half-way while the threads still hold buffers, which they go on checking
+// and freeing; in the others everything is freed and the statistics are back to 0. On the GPU
+// machine it also runs under compute-sanitizer (racecheck, memcheck): see docs/reliability.md.
+TEST(ManagedPoolGpu, StressThreadsStreamsDevicesAndPoolsEndingUnderLoad) {
+  UNIMEM_REQUIRE_GPU();
+  const bool two_gpus = unimem::device_count() >= 2;
+  const int home = unimem::device::current().device_id();
+  const int other_gpu = two_gpus ? (home == 0 ? 1 : 0) : home;
+  // Where the host may not touch managed memory while kernels run, it writes none.
+  const bool host_writes = unimem::device::current().concurrent_managed_access();
+  for (const auto& options : implementations()) {
+    constexpr int threads = 4, rounds = 4, operations = 300;
+    unimem::managed_buffer<unsigned> wrong(threads);
+    std::atomic<int> failures{0};
+    bool runtime = false;
+    for (int round = 0; round < rounds; ++round) {
+      const bool end_under_load = round % 2 == 0;
+      unimem::managed_pool_options o = options;
+      o.release_threshold = round % 3 == 0 ? std::size_t{1} << 20 : o.release_threshold;
+      std::optional<managed_pool> pool(std::in_place, o);
+      runtime = pool->uses_runtime_pool();
+      std::atomic<int> arrived{0};
+      std::atomic<bool> go_on{false};
+      std::atomic<long> below{0};
+      std::vector<std::thread> team;
+      for (int t = 0; t < threads; ++t) {
+        team.emplace_back([&, t] {
+          try {
+            unimem::device_guard on_home(home);
+            std::uint64_t state = static_cast<std::uint64_t>(round * 131 + t + 1) * 0x9e3779b97f4a7c15ull;
+            auto next = [&state](std::size_t below_n) {
+              state ^= state << 13;
+              state ^= state >> 7;
+              state ^= state << 17;
+              return static_cast<std::size_t>(state % below_n);
+            };
+            std::vector<unimem::stream> mine;
+            for (int k = 0; k < 2; ++k) mine.emplace_back(unimem::stream::blocking_mode::non_blocking);
+            unimem::event crossed(unimem::event::timing_mode::disable_timing);
+            unsigned* bad = wrong.data() + t;
+            struct raw_allocation {
+              int* p;
+              std::size_t n;
+              int base;
+              unimem::stream_ref s;
+            };
+            struct buffer {
+              pool_buffer<int> b;
+              int base;
+            };
+            std::vector<raw_allocation> raw;
+            std::vector<buffer> buffers;
+            // Checks the pattern on s, then frees there, on another stream after an event, or
+            // on the default stream with the other GPU current.
+            auto check_and_free = [&](int* p, std::size_t n, int base, unimem::stream_ref s,
+                                      auto&& release) {
+              unimem::launch(pool_check, unimem::grid_for(n).on(s), p, n, base, bad);
+              const unimem::stream_ref other = mine[next(2)];
+              if (s.is_default() && two_gpus && next(2) == 0) {
+                unimem::device_guard away(other_gpu);
+                release(unimem::stream_ref{});
+              } else if (next(2) == 0) {
+                crossed.synchronize();  // recorded again only once done (HIP's rule)
+                crossed.record(s);
+                other.wait(crossed);
+                release(other);
+              } else {
+                release(s);
+              }
+            };
+            bool ended = false;
+            for (int i = 0; i < operations; ++i) {
+              if (i == operations / 2) {
+                ++arrived;
+                while (!go_on.load()) std::this_thread::yield();
+                ended = end_under_load;
+              }
+              const std::size_t what = next(100);
+              const unimem::stream_ref s = next(4) == 0 ? unimem::stream_ref{} : mine[next(2)].ref();
+              const std::size_t n = 1 + next(3) * 20000 + next(20000);
+              const int base = static_cast<int>(next(1000000));
+              if (!ended && what < 20) {
+                const bool host = host_writes && what < 6;
+                int* p = static_cast<int*>(host ? pool->allocate_for_host(n * sizeof(int), s)
+                                                : pool->allocate(n * sizeof(int), s));
+                if (host) {
+                  for (std::size_t k = 0; k < n; ++k) p[k] = base ^ static_cast<int>(k);
+                } else {
+                  unimem::launch(pool_write, unimem::grid_for(n).on(s), p, n, base);
+                }
+                raw.push_back({p, n, base, s});
+              } else if (!ended && what < 40) {
+                pool_buffer<int> b(n, *pool, s);
+                unimem::launch(pool_write, unimem::grid_for(n).on(s), b.data(), n, base);
+                buffers.push_back({std::move(b), base});
+              } else if (!ended && what < 55 && !raw.empty()) {
+                const std::size_t k = next(raw.size());
+                const raw_allocation r = raw[k];
+                raw.erase(raw.begin() + static_cast<std::ptrdiff_t>(k));
+                check_and_free(r.p, r.n, r.base, r.s, [&](unimem::stream_ref on) {
+                  pool->deallocate(r.p, r.n * sizeof(int), on);
+                });
+              } else if (what < 75 && !buffers.empty()) {
+                const std::size_t k = next(buffers.size());
+                buffer x = std::move(buffers[k]);
+                buffers.erase(buffers.begin() + static_cast<std::ptrdiff_t>(k));
+                check_and_free(x.b.data(), x.b.size(), x.base, x.b.stream(),
+                               [&](unimem::stream_ref on) {
+                                 x.b.set_stream(on);
+                                 pool_buffer<int> gone(std::move(x.b));
+                               });
+              } else if (!ended && what < 82) {
+                if (next(2) == 0) {
+                  pool->trim();
+                } else {
+                  pool->trim_to(next(4) << 20);
+                }
+              } else if (!ended && what < 92) {
+                const unimem::pool_statistics st = pool->statistics();
+                if (st.bytes_held < st.bytes_in_use) ++below;
+              } else if (!ended) {
+                const std::size_t thresholds[] = {0, std::size_t{1} << 20, std::size_t{64} << 20,
+                                                  std::numeric_limits<std::size_t>::max()};
+                pool->set_release_threshold(thresholds[next(4)]);
+              }
+            }
+            for (buffer& x : buffers) {
+              unimem::launch(pool_check, unimem::grid_for(x.b.size()).on(x.b.stream()), x.b.data(),
+                             x.b.size(), x.base, bad);
+            }
+            buffers.clear();
+            if (!ended) {
+              for (const raw_allocation& r : raw) {
+                unimem::launch(pool_check, unimem::grid_for(r.n).on(r.s), r.p, r.n, r.base, bad);
+                pool->deallocate(r.p, r.n * sizeof(int), r.s);
+              }
+            }  // else left to the pool's end, never used again
+            for (unimem::stream& st : mine) st.synchronize();
+            unimem::synchronize();  // the default stream's work
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "round %d, thread %d: %s\n", round, t, e.what());
+            ++failures;
+          }
+        });
+      }
+      while (arrived.load() < threads) std::this_thread::yield();
+      if (end_under_load) pool.reset();
+      go_on = true;
+      for (std::thread& th : team) th.join();
+      EXPECT_EQ(below.load(), 0) << "statistics with less held than in use";
+      if (pool) {
+        const unimem::pool_statistics st = pool->statistics();
+        EXPECT_EQ(st.bytes_in_use, 0u);
+        EXPECT_EQ(st.allocations, 0u);
+        pool->trim();
+        if (!runtime) EXPECT_EQ(pool->statistics().bytes_held, 0u);
+        pool.reset();
+      }
+    }
+    unimem::synchronize();
+    EXPECT_EQ(failures.load(), 0);
+    for (int t = 0; t < threads; ++t) EXPECT_EQ(wrong[static_cast<std::size_t>(t)], 0u) << t;
+    std::printf("%s: %d rounds x %d threads x %d operations%s, no element wrong\n",
+                runtime ? "runtime pool" : "caching allocator", rounds, threads, operations,
+                two_gpus ? ", frees from the other GPU" : "");
   }
 }
 

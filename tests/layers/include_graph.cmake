@@ -49,9 +49,12 @@ set(_light cstddef cstdint cstring cstdio cstdlib exception new type_traits util
            initializer_list)
 set(_allowed_core/allocator.hpp vector)                              # managed_vector
 set(_allowed_core/memory_resource.hpp memory_resource mutex unordered_map)  # the pmr resources
-# the managed pool (issue 28): its bookkeeping and ownership (std::map nodes moved under its lock,
-# std::shared_ptr state), and the pmr resource over it; not in the umbrella
-set(_allowed_pool/managed_pool.hpp map memory vector)
+# the managed pool (issue 28, its rooms issue 54): its bookkeeping and ownership (std::map nodes
+# moved under its lock, std::shared_ptr state), and the pmr resource over it; not in the umbrella
+set(_allowed_pool/detail/pool_block.hpp map)
+set(_allowed_pool/detail/runtime_pool.hpp memory)
+set(_allowed_pool/managed_pool.hpp memory)
+set(_allowed_pool/pool_buffer.hpp memory)
 set(_allowed_pool/managed_pool_resource.hpp map memory memory_resource)
 set(_allowed_core/detail/atomic.hpp atomic)  # only for compilers without the __atomic builtins
 # Standard types at the edges (issue 25): report() and the versions are std::string,

@@ -2,3 +2,4 @@
 #include "../test_migration.cpp"
 #include "../test_host_access.cpp"
 #include "../test_regressions.cpp"
+#include "../test_window.cpp"

@@ -3,4 +3,4 @@
 #include "../test_dlpack.cpp"
 #include "../test_multi_gpu.cpp"
 #include "../test_reliability.cpp"
-#include "../test_window.cpp"
+#include "../test_pool_fake_runtime.cpp"

@@ -17,6 +17,15 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 namespace backend {
+/// Whether an event may be recorded again while its last recording is pending: CUDA's
+/// cudaEventRecord then replaces it (queries and waits answer for the new one); HIP's
+/// hipEventRecord documents it as undefined (either recording may land), so managed_pool's
+/// caching allocator records such an event only once its last recording has completed.
+#if defined(UNIMEM_DETAIL_CUDA)
+constexpr bool rerecording_a_pending_event_is_defined = true;
+#else
+constexpr bool rerecording_a_pending_event_is_defined = false;
+#endif
 #if UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL
 // ---- the runtime's stream-ordered pool of managed memory (managed_pool.hpp) ----
 /// The runtime's memory-pool handle.

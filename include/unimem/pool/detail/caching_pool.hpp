@@ -48,7 +48,7 @@ class caching_pool final : public pool_core {
     void* const p = b.p;
     {
       spin_guard lock(lock_);
-      if (fresh && !b.host) claimed_ -= size;  // counted below, or given back
+      if (fresh && !b.host && budgeted()) claimed_ -= size;  // counted below, or given back
       if (!closed_) {
         if (stamp != nullptr) *stamp = b.asked >= bytes ? stamp_kept(b) : 0;  // of as much
         if (fresh) {
@@ -264,7 +264,7 @@ class caching_pool final : public pool_core {
       n = blocks_.make(size, host, r, advice, where);
     }
     if (!n.empty()) return n;
-    if (!host) unclaim(size);
+    if (!host && budgeted()) unclaim(size);
     if (advice) R::fail(r, where, "managed_pool: placing a new block on the host (GPU budget)");
     R::fail_allocation(r, bytes, where);
   }

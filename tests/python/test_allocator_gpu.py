@@ -14,8 +14,8 @@
   under route B, unimem.torch.record_stream under route A) the reuse waits for the second stream;
   torch's Tensor.record_stream does nothing under route A, as documented;
 - refusals: route A after torch initialised CUDA raises; past a limit, route B raises
-  torch.OutOfMemoryError naming unimem's reason and the GPU stays usable, route A stops the
-  process with the reason (torch would use a null pointer).
+  torch.OutOfMemoryError naming unimem's reason, route A a RuntimeError with it (unimem's
+  exception, passed on by torch's C++), and the GPU stays usable after both.
 
 Each case runs in a child process of its own (route A is for the whole process and must come
 before CUDA), which prints one JSON line; the parent compares. Skips (77) without a GPU or torch;

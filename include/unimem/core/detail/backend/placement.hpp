@@ -80,6 +80,16 @@ inline result stream_attach(stream_handle s, void* p, std::size_t bytes, attach_
   const auto flags = static_cast<unsigned>(k);
   return UNIMEM_DETAIL_CALL(StreamAttachMemAsync, s, any_pointer{p}, bytes, flags);
 }
+/// Managed memory for the UVM tracker's self-check (placement/detail/uvm/kernel.hpp), made and
+/// freed outside unimem's counted calls (a one-time probe, not a placement), the runtime's last
+/// error left as the caller's calls left it: null where none could be made.
+inline void* probe_managed(std::size_t bytes) noexcept {
+  void* p = nullptr;
+  const status s = UNIMEM_DETAIL_RT(MallocManaged)(&p, bytes, UNIMEM_DETAIL_RT(MemAttachGlobal));
+  forget_if_last(s);
+  return s == success ? p : nullptr;
+}
+inline void probe_free(void* p) noexcept { forget_if_last(UNIMEM_DETAIL_RT(Free)(p)); }
 
 }  // namespace backend
 }  // namespace detail

@@ -557,7 +557,7 @@ TEST(HostAccess, TheTrackerFollowsTheRuntimeAcrossADeviceReset) {
   }
   ha::region* r = ha::the_region();
   const int before = r->uvm_fd.load();
-  ASSERT_EQ(HOST_ACCESS_DEVICE_RESET(), 0);
+  ASSERT_EQ(HOST_ACCESS_DEVICE_RESET(), unimem::detail::backend::success);
   const std::size_t n = (std::size_t{8} << 20) / sizeof(int);
   unimem::managed_buffer<int> b(n, 0);
   for (int look = 0; look < 8 && !(ha::source() == ha::signal::uvm_events &&

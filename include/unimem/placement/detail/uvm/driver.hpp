@@ -3,7 +3,7 @@
 // tools descriptor, an ioctl, a file's identity, the page size, and for the self-check a managed
 // page to touch) goes through a `driver`, a table of functions: real_driver() (uvm/kernel.hpp) is
 // the kernel, tests hand a fake that answers as each module version would (UvmDriver.* in
-// tests/test_host_access.cpp). Only slow paths use it (attaching a tracker, checking one).
+// tests/test_uvm_driver.cpp). Only slow paths use it (attaching a tracker, checking one).
 // UNIMEM_NO_PRIVATE_DRIVER_INTERFACE builds unimem without the kernel side: no ioctl, no tools
 // device.
 #pragma once

@@ -500,8 +500,9 @@ bool uvm_driver_here(std::string* why_not) {
 
 // The self-check on this machine's driver: the layout unimem talks to it in passes (whether it
 // was read at this version or not), and layouts that differ from it where a later release could
-// differ fail, each the way it should (a larger block: refused; dropped[] moved: the drop seen
-// elsewhere). This is what a driver unimem has not read goes through at its first placement.
+// differ fail, each the way it should (the driver's block larger than the layout's: it faults on
+// the guard page; dropped[] moved: the drop seen elsewhere). This is what a driver unimem has not
+// read goes through at its first placement.
 TEST(HostAccess, TheSelfCheckProvesThisDriversLayoutAndRefusesAWrongOne) {
   UNIMEM_REQUIRE_GPU();
   std::string why_not;
@@ -530,9 +531,12 @@ TEST(HostAccess, TheSelfCheckProvesThisDriversLayoutAndRefusesAWrongOne) {
               static_cast<unsigned>((v >> 16) & 0xffff), static_cast<unsigned>(v & 0xffff),
               ha::to_string(verdict));
 
-  uvm::layout larger = *m.found;  // a block 8 bytes larger than the driver's
-  larger.params_bytes = static_cast<unsigned char>(larger.params_bytes + 8);
-  EXPECT_EQ(attempt(larger, &verdict), ha::refused);
+  uvm::layout smaller = *m.found;  // a block 4 bytes smaller than the driver's: it faults
+  smaller.params_bytes = static_cast<unsigned char>(smaller.params_bytes - 4);
+  smaller.status_at = static_cast<unsigned char>(smaller.params_bytes - 4);
+  if (smaller.granted_at + 4u > smaller.params_bytes) smaller.granted_at = 0;
+  if (smaller.version_at + 4u > smaller.params_bytes) smaller.version_at = 0;
+  EXPECT_EQ(attempt(smaller, &verdict), ha::refused);
   EXPECT_EQ(verdict, ha::proof::block_refused) << ha::to_string(verdict);
 
   uvm::layout moved = *m.found;  // dropped[] of a version-2 queue where the driver has it not

@@ -290,6 +290,15 @@ TEST(UvmDriver, AModuleWithALargerBlockFaultsOnTheGuardPage) {
   const auto p = reinterpret_cast<std::uintptr_t>(b.last(56));
   EXPECT_TRUE(fake_uvm::writable(p, 56));
   EXPECT_FALSE(fake_uvm::writable(p, 57)) << "no guard page after the block";
+  // A layout whose fields lie outside its own block is refused before any call.
+  uvm::layout outside = *uvm::find_layout(uvm::version(580, 142)).found;
+  outside.status_at = 56;
+  const int calls = m.calls;
+  int version = 0;
+  EXPECT_EQ(uvm::open_tracker(fake_uvm::fake_driver(), outside, 5, {{nullptr, nullptr}, 0, nullptr},
+                              &version),
+            uvm::refused_by_driver);
+  EXPECT_EQ(m.calls, calls);
 }
 
 // 64 KiB pages (aarch64 kernels, Grace): the control page and queue are aligned to the system's

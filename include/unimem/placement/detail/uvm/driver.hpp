@@ -93,7 +93,7 @@ inline int fds_linked_to(const char* target, int* out, int max,
       if (len <= 0) continue;
       link[len] = '\0';
       if (std::strcmp(link, target) != 0 || (n == max && fd > out[n - 1])) continue;
-      int i = n < max ? n++ : n - 1;  // full: the largest kept gives way
+      int i = n < max ? n++ : max - 1;  // full: the largest kept gives way
       for (; i > 0 && out[i - 1] > fd; --i) out[i] = out[i - 1];
       out[i] = fd;
     }
@@ -160,6 +160,7 @@ constexpr int no_tools_device = -1, tools_busy = -2, refused_by_driver = -3;
 /// (*error: the errno of tools_busy).
 inline int open_tracker(const driver& d, const layout& l, std::uint32_t uvm_fd,
                         const queue_spec& q, int* queue_version, int* error = nullptr) noexcept {
+  if (!fits(l)) return refused_by_driver;
   guarded_block block;
   if (!block) return tools_busy;
   for (int v = (q.entries != 0 && l.v2_request != 0) ? 2 : 1; v >= 1; --v) {

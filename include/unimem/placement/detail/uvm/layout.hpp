@@ -120,9 +120,17 @@ constexpr layout layouts[] = {
     plain(version(590, 44, 1), version(590, 48, 1), true),
     plain(version(595, 44, 2), version(595, 45, 4), true),
 };
+/// Whether layout l's fields lie inside its block (the addresses, sizes and descriptor in the
+/// first 48 bytes, then the status and version fields).
+constexpr bool fits(const layout& l) noexcept {
+  return l.params_bytes >= 48 && l.params_bytes <= max_params_bytes &&
+         l.status_at >= 48 && l.status_at + 4u <= l.params_bytes &&
+         (l.version_at == 0 || l.version_at + 4u <= l.params_bytes) &&
+         (l.granted_at == 0 || l.granted_at + 4u <= l.params_bytes);
+}
 constexpr bool every_block_fits() noexcept {
   for (const layout& l : layouts) {
-    if (l.params_bytes > max_params_bytes || l.status_at + 4u > l.params_bytes) return false;
+    if (!fits(l)) return false;
   }
   return true;
 }

@@ -471,9 +471,9 @@ TEST(HostAccess, ALogWhoseMakerFailedIsAbandonedNotSpunOn) {
 // ---- on the GPU (the real driver) ----
 
 #if defined(UNIMEM_BACKEND_HIP)
-#define HOST_ACCESS_DEVICE_RESET hipDeviceReset
+#define HOST_ACCESS_RT(name) hip##name
 #else
-#define HOST_ACCESS_DEVICE_RESET cudaDeviceReset
+#define HOST_ACCESS_RT(name) cuda##name
 #endif
 
 namespace {
@@ -530,6 +530,18 @@ TEST(HostAccess, TheSelfCheckProvesThisDriversLayoutAndRefusesAWrongOne) {
   std::printf("  self-check of module %u.%u.%u in its layout: %s\n", uvm::branch_of(v),
               static_cast<unsigned>((v >> 16) & 0xffff), static_cast<unsigned>(v & 0xffff),
               ha::to_string(verdict));
+  {  // during a stream capture (a first placement may come in one): the capture goes on
+    unimem::stream s;
+    ASSERT_EQ(HOST_ACCESS_RT(StreamBeginCapture)(s.get(), HOST_ACCESS_RT(StreamCaptureModeGlobal)),
+              unimem::detail::backend::success);
+    const int in_capture = attempt(*m.found, &verdict);
+    HOST_ACCESS_RT(Graph_t) graph{};
+    const auto ended = HOST_ACCESS_RT(StreamEndCapture)(s.get(), &graph);
+    EXPECT_EQ(ended, unimem::detail::backend::success) << "the self-check broke the capture";
+    if (ended == unimem::detail::backend::success) (void)HOST_ACCESS_RT(GraphDestroy)(graph);
+    EXPECT_GE(in_capture, 0);
+    EXPECT_EQ(verdict, ha::proof::checked) << "in a capture: " << ha::to_string(verdict);
+  }
 
   uvm::layout smaller = *m.found;  // a block 4 bytes smaller than the driver's: it faults
   smaller.params_bytes = static_cast<unsigned char>(smaller.params_bytes - 4);
@@ -561,7 +573,7 @@ TEST(HostAccess, TheTrackerFollowsTheRuntimeAcrossADeviceReset) {
   }
   ha::region* r = ha::the_region();
   const int before = r->uvm_fd.load();
-  ASSERT_EQ(HOST_ACCESS_DEVICE_RESET(), unimem::detail::backend::success);
+  ASSERT_EQ(HOST_ACCESS_RT(DeviceReset)(), unimem::detail::backend::success);
   const std::size_t n = (std::size_t{8} << 20) / sizeof(int);
   unimem::managed_buffer<int> b(n, 0);
   for (int look = 0; look < 8 && !(ha::source() == ha::signal::uvm_events &&

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 #if defined(__linux__)
+#include <fcntl.h>
 #include <sys/stat.h>
 #endif
 
@@ -490,21 +491,28 @@ TEST(UvmDriver, FilesAreTheSameByTheirIdentity) {
 }
 
 // The process's descriptors of a file, lowest first, whatever the directory's order (before:
-// the first `max` in readdir's order, sorted among themselves).
+// the first `max` in readdir's order, sorted among themselves), and an entry named as the
+// descriptor the scan reads the directory through is one like any other (only /proc/self/fd
+// lists that descriptor, and its link is the directory, not the file looked for).
 TEST(UvmDriver, DescriptorsAreFoundLowestFirst) {
   char dir[] = "/tmp/unimem-fds-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string d = dir;
-  const int names[] = {30, 12, 5, 41, 7, 3, 19};  // made in this order; 3 and 5 are the lowest
+  const int next = fcntl(0, F_DUPFD_CLOEXEC, 0);  // the number the scan's open() will get
+  ASSERT_GE(next, 0);
+  close(next);
+  // Made in this order; next and next + 2 are the lowest that link to the file.
+  const int names[] = {next + 30, next + 1, next + 2, next + 41, next + 7, next, next + 19};
   for (int n : names) {
-    ASSERT_EQ(symlink(n == 12 ? "/elsewhere" : "/dev/nvidia-uvm", (d + "/" + std::to_string(n)).c_str()), 0);
+    const char* to = n == next + 1 ? "/elsewhere" : "/dev/nvidia-uvm";
+    ASSERT_EQ(symlink(to, (d + "/" + std::to_string(n)).c_str()), 0);
   }
   int out[3] = {-1, -1, -1};
   ASSERT_EQ(uvm::fds_linked_to("/dev/nvidia-uvm", out, 2, dir), 2);
-  EXPECT_EQ(out[0], 3);
-  EXPECT_EQ(out[1], 5);
+  EXPECT_EQ(out[0], next);
+  EXPECT_EQ(out[1], next + 2);
   ASSERT_EQ(uvm::fds_linked_to("/dev/nvidia-uvm", out, 3, dir), 3);
-  EXPECT_EQ(out[2], 7);
+  EXPECT_EQ(out[2], next + 7);
   EXPECT_EQ(uvm::fds_linked_to("/dev/nvidia-uvm", out, 0, dir), 0);
   for (int n : names) unlink((d + "/" + std::to_string(n)).c_str());
   rmdir(dir);

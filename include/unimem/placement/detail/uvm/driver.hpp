@@ -87,7 +87,7 @@ inline int fds_linked_to(const char* target, int* out, int max,
       for (const char* c = name; *c >= '0' && *c <= '9' && digits < 9; ++c, ++digits) {
         fd = fd * 10 + (*c - '0');
       }
-      if (digits == 0 || name[digits] != '\0' || fd == d) continue;  // ".", "..", our own
+      if (digits == 0 || name[digits] != '\0') continue;  // ".", ".."
       char link[128];
       const ssize_t len = readlinkat(d, name, link, sizeof link - 1);
       if (len <= 0) continue;

@@ -514,6 +514,9 @@ TEST(UvmDriver, DescriptorsAreFoundLowestFirst) {
   ASSERT_EQ(uvm::fds_linked_to("/dev/nvidia-uvm", out, 3, dir), 3);
   EXPECT_EQ(out[2], next + 7);
   EXPECT_EQ(uvm::fds_linked_to("/dev/nvidia-uvm", out, 0, dir), 0);
+  EXPECT_EQ(uvm::lowest_fd_linked_to("/dev/nvidia-uvm", dir), next);
+  EXPECT_EQ(uvm::lowest_fd_linked_to("/elsewhere", dir), next + 1);
+  EXPECT_EQ(uvm::lowest_fd_linked_to("/nowhere", dir), -1);
   for (int n : names) unlink((d + "/" + std::to_string(n)).c_str());
   rmdir(dir);
 }

@@ -292,8 +292,7 @@ inline void region_name(char* name, std::size_t size, char* link, std::size_t li
 inline int find_region_fd() noexcept {
   char name[64], link[96];
   region_name(name, sizeof name, link, sizeof link);
-  int fd = -1;
-  return uvm::fds_linked_to(link, &fd, 1) == 1 ? fd : -1;
+  return uvm::lowest_fd_linked_to(link);
 }
 
 /// How long a copy that found the log waits for its maker (to size, seal and fill it in, a few
@@ -378,7 +377,7 @@ UNIMEM_DETAIL_OUTLINE region* make_region(std::size_t page, int* memfd,
     const int mine = static_cast<int>(syscall(SYS_memfd_create, name, 3u));  // CLOEXEC, SEALING
     if (mine >= 0 && ftruncate(mine, static_cast<off_t>(bytes)) == 0 &&
         fcntl(mine, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0 &&
-        uvm::fds_linked_to(link, &fd, 1) == 1 && fd == mine) {
+        (fd = uvm::lowest_fd_linked_to(link)) == mine) {
       region* r = map(mine, bytes);
       if (r != nullptr && fill_region(r, page, 1)) {
         *memfd = mine;

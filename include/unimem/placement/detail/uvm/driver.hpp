@@ -67,16 +67,15 @@ struct driver {
 };
 
 #if defined(__linux__)
-/// Up to `max` of the descriptors listed in `dir` (the process's: /proc/self/fd) whose link
-/// reads `target`, the lowest first (the list is sorted: a directory's order is not numeric);
-/// returns how many. Async-signal-safe (open, getdents64, readlinkat: no allocation), so that
-/// a fork handler may call it.
-inline int fds_linked_to(const char* target, int* out, int max,
-                         const char* dir = "/proc/self/fd") noexcept {
-  const int d = max > 0 ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-  if (d < 0) return 0;
+/// Calls `found(fd)` for each descriptor listed in `dir` (the process's: /proc/self/fd) whose
+/// link reads `target`, in the directory's order (not numeric); false if `dir` cannot be read.
+/// Async-signal-safe (open, getdents64, readlinkat: no allocation), so that a fork handler may
+/// call it.
+template <class Found>
+bool each_fd_linked_to(const char* target, const char* dir, Found&& found) noexcept {
+  const int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d < 0) return false;
   alignas(8) unsigned char entries[2048];  // struct linux_dirent64: ino, off, reclen, type, name
-  int n = 0;
   for (long got = 0; (got = syscall(SYS_getdents64, d, entries, sizeof entries)) > 0;) {
     for (long at = 0; at + 19 < got;) {
       unsigned short length = 0;
@@ -92,14 +91,38 @@ inline int fds_linked_to(const char* target, int* out, int max,
       const ssize_t len = readlinkat(d, name, link, sizeof link - 1);
       if (len <= 0) continue;
       link[len] = '\0';
-      if (std::strcmp(link, target) != 0 || (n == max && fd > out[n - 1])) continue;
-      int i = n < max ? n++ : max - 1;  // full: the largest kept gives way
-      for (; i > 0 && out[i - 1] > fd; --i) out[i] = out[i - 1];
-      out[i] = fd;
+      if (std::strcmp(link, target) == 0) found(fd);
     }
   }
   close(d);
+  return true;
+}
+
+/// Up to `max` of the descriptors listed in `dir` whose link reads `target`, the lowest first
+/// (kept sorted: a directory's order is not numeric); returns how many. Async-signal-safe.
+inline int fds_linked_to(const char* target, int* out, int max,
+                         const char* dir = "/proc/self/fd") noexcept {
+  if (max <= 0) return 0;
+  int n = 0;
+  (void)each_fd_linked_to(target, dir, [&](int fd) noexcept {
+    if (n == max) {
+      if (fd > out[max - 1]) return;
+      n = max - 1;  // full: the largest kept gives way
+    }
+    int i = n++;
+    for (; i > 0 && out[i - 1] > fd; --i) out[i] = out[i - 1];
+    out[i] = fd;
+  });
   return n;
+}
+
+/// The lowest descriptor listed in `dir` whose link reads `target`, or -1. Async-signal-safe.
+inline int lowest_fd_linked_to(const char* target, const char* dir = "/proc/self/fd") noexcept {
+  int lowest = -1;
+  (void)each_fd_linked_to(target, dir, [&](int fd) noexcept {
+    if (lowest < 0 || fd < lowest) lowest = fd;
+  });
+  return lowest;
 }
 
 /// Whether an error opening the tools device may pass (the descriptor table or memory full, a

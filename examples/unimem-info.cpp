@@ -3,7 +3,9 @@
 // width, clock and peak bandwidth), what fits on it (the free memory, the largest working set
 // that stays resident, the host link and the windows a larger one is walked in), managed-memory
 // capabilities and unified-memory regime, with what the regime means: which memory to allocate,
-// which placement hints do anything. Without a GPU it prints one line saying so and exits 0.
+// which placement hints do anything; then how placement records learn what the host touched (the
+// UVM driver's events in a layout read or proven on this driver, or the page-fault count, and
+// why). Without a GPU it prints one line saying so and exits 0.
 #include <unimem/unimem.hpp>
 
 #include <unimem/placement/budget.hpp>
@@ -86,6 +88,17 @@ int main() {
       std::printf("  unified-memory regime      %s\n", unimem::to_string(p.regime).c_str());
       print_lines("    ", unimem::describe(p.regime));
     }
+    // How the placement records learn what the host touched, decided as a first placement would
+    // (with the runtime started): the signal and why, the UVM module's version, its layout and
+    // how that layout was trusted (read at the version, or proven by the self-check).
+    std::printf("\nhost touches\n");
+    try {
+      const unimem::managed_buffer<int> started(1);
+      (void)unimem::detail::host_access::now();
+    } catch (const std::exception& e) {
+      std::printf("  (no managed memory to start the runtime with: %s)\n", e.what());
+    }
+    print_lines("  ", unimem::detail::host_access::describe().text);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "unimem-info: %s\n", e.what());

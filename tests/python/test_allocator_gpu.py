@@ -17,8 +17,8 @@
   128 MiB: two ordinary, prefetched on allocation, two placed on the host, not prefetched; their
   sums are right, the statistics count 256 MiB on each side and nothing once they are gone;
 - refusals: route A after torch initialised CUDA raises; past a limit, route B raises
-  torch.OutOfMemoryError naming unimem's reason and the GPU stays usable, route A stops the
-  process with the reason (torch would use a null pointer).
+  torch.OutOfMemoryError naming unimem's reason, route A a RuntimeError with it (unimem's
+  exception, passed on by torch's C++), and the GPU stays usable after both.
 
 Each case runs in a child process of its own (route A is for the whole process and must come
 before CUDA), which prints one JSON line; the parent compares. Skips (77) without a GPU or torch;

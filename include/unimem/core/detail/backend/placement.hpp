@@ -80,6 +80,40 @@ inline result stream_attach(stream_handle s, void* p, std::size_t bytes, attach_
   const auto flags = static_cast<unsigned>(k);
   return UNIMEM_DETAIL_CALL(StreamAttachMemAsync, s, any_pointer{p}, bytes, flags);
 }
+/// For a scope, this thread may make calls a stream capture forbids (the self-check's allocation
+/// and free), so that a capture in progress goes on instead of being invalidated.
+class relaxed_capture {
+#if defined(UNIMEM_DETAIL_HIP_NVIDIA)  // HIP 5 on NVIDIA has no wrapper: the CUDA runtime's
+  using mode_type = cudaStreamCaptureMode;
+  static void exchange(mode_type* m) noexcept { (void)cudaThreadExchangeStreamCaptureMode(m); }
+  mode_type mode_ = cudaStreamCaptureModeRelaxed;
+#else
+  using mode_type = UNIMEM_DETAIL_RT(StreamCaptureMode);
+  static void exchange(mode_type* m) noexcept {
+    (void)UNIMEM_DETAIL_RT(ThreadExchangeStreamCaptureMode)(m);
+  }
+  mode_type mode_ = UNIMEM_DETAIL_RT(StreamCaptureModeRelaxed);
+#endif
+ public:
+  relaxed_capture() noexcept { exchange(&mode_); }
+  ~relaxed_capture() { exchange(&mode_); }
+  relaxed_capture(const relaxed_capture&) = delete;
+  relaxed_capture& operator=(const relaxed_capture&) = delete;
+};
+/// Managed memory for the UVM tracker's self-check (placement/detail/uvm/kernel.hpp), made and
+/// freed outside unimem's counted calls (a one-time probe, not a placement), the runtime's last
+/// error left as the caller's calls left it: null where none could be made.
+inline void* probe_managed(std::size_t bytes) noexcept {
+  const relaxed_capture relaxed;
+  void* p = nullptr;
+  const status s = UNIMEM_DETAIL_RT(MallocManaged)(&p, bytes, UNIMEM_DETAIL_RT(MemAttachGlobal));
+  forget_if_last(s);
+  return s == success ? p : nullptr;
+}
+inline void probe_free(void* p) noexcept {
+  const relaxed_capture relaxed;
+  forget_if_last(UNIMEM_DETAIL_RT(Free)(p));
+}
 
 }  // namespace backend
 }  // namespace detail

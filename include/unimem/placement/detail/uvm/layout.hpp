@@ -1,10 +1,12 @@
 // unimem (internal, runtime-free, no system header): the NVIDIA UVM driver's tools interface as
 // each module version declares it. The interface is private: its ioctl numbers carry no size
-// (UVM_IOCTL_BASE(i) is i) and its parameter block changed four times between 525 and 595. So
-// unimem talks to a module only in the layout its version declares, read in the open kernel
-// module's own source (github NVIDIA/open-gpu-kernel-modules, kernel-open/nvidia-uvm/uvm_ioctl.h,
-// uvm_types.h and uvm_tools.c at every release tag from 515.43.04 to 595.45.04; the table is in
-// docs/architecture.md), and refuses every other version (the page-fault signal then serves).
+// (UVM_IOCTL_BASE(i) is i), its parameter block changed three times (550.40.53, 560, 565) and a
+// queue's control page once (550.40.53's version-2 queues). The layouts below were read in the
+// open kernel module's own source (github NVIDIA/open-gpu-kernel-modules, uvm_ioctl.h,
+// uvm_types.h and uvm_tools.c under kernel-open/nvidia-uvm, at every release tag from 515.43.04
+// to 595.45.04; docs/architecture.md lists them). A version read is talked to in its row's
+// layout; any other (a later point release, a branch not read) only in the newest layout read
+// at or before it, and only once a self-check on this driver proved it (host_access/tracker.hpp).
 #pragma once
 
 #include "../../../core/config.hpp"
@@ -74,9 +76,9 @@ struct layout {
 // the control page (get_ahead, get_behind, put_ahead, put_behind: NvU32 at 0, 4, 8, 12;
 // NvU64 dropped[64], by event type, at 16 but where v2_dropped_at says), the events and the
 // counters unimem uses. Entries: 64 bytes (version 1) or 72 (version 2); a CPU fault's address
-// at 8 in both; a migration's source and destination processor (0: the CPU) at 2 and 3 (NvU8,
-// version 1) or 4 and 6 (NvU16, version 2), its address and bytes at 8 and 16 (version 1) or
-// 16 and 24 (version 2).
+// at 8, the faulting process and thread (NvU32) at 24 and 28 in both; a migration's source and
+// destination processor (0: the CPU) at 2 and 3 (NvU8, version 1) or 4 and 6 (NvU16, version
+// 2), its address and bytes at 8 and 16 (version 1) or 16 and 24 (version 2).
 constexpr unsigned long init_request = 56, enable_events_request = 58,
                         enable_counters_request = 60, init_v2_request = 76;
 constexpr unsigned char cpu_fault_event = 1, migration_event = 2;  // UvmEventType
@@ -87,8 +89,9 @@ constexpr std::size_t entry_bytes(int queue_version) noexcept {
   return queue_version == 2 ? 72 : 64;
 }
 constexpr std::size_t max_entry_bytes = 72, control_bytes = 16 + 8 + 8 * event_types;  // 536
-/// The parameter block unimem hands every ioctl: zeroed, larger than any layout's (64 bytes).
-constexpr std::size_t arg_bytes = 128;
+constexpr std::size_t cpu_fault_pid_at = 24, cpu_fault_thread_at = 28;
+/// The largest init block of any layout, and the enable ioctls' block.
+constexpr std::size_t max_params_bytes = 64, flags_bytes = 16;
 
 constexpr layout plain(std::uint64_t first, std::uint64_t newest, bool v2) noexcept {
   return {first, newest, params_kind::plain, 56, 48, 0, 0,
@@ -117,67 +120,80 @@ constexpr layout layouts[] = {
     plain(version(590, 44, 1), version(590, 48, 1), true),
     plain(version(595, 44, 2), version(595, 45, 4), true),
 };
+/// Whether layout l's fields lie inside its block (the addresses, sizes and descriptor in the
+/// first 48 bytes, then the status and version fields).
+constexpr bool fits(const layout& l) noexcept {
+  return l.params_bytes >= 48 && l.params_bytes <= max_params_bytes &&
+         l.status_at >= 48 && l.status_at + 4u <= l.params_bytes &&
+         (l.version_at == 0 || l.version_at + 4u <= l.params_bytes) &&
+         (l.granted_at == 0 || l.granted_at + 4u <= l.params_bytes);
+}
+constexpr bool every_block_fits() noexcept {
+  for (const layout& l : layouts) {
+    if (!fits(l)) return false;
+  }
+  return true;
+}
+static_assert(every_block_fits(), "a layout's block is larger than max_params_bytes");
 
-/// What a module version gets: its layout, and how it was found.
+/// What a module version gets: the layout to talk to it in, and whether it was read.
 struct match {
-  const layout* found;  // null: refused
+  const layout* found;  // null: none (no version)
   enum how_kind : unsigned char {
-    read,           // a version in [first, newest] of a row
-    later_release,  // a later point release of a branch: its newest row (no branch changed its
-                    // layout after its first release: 550.40.07 -> 550.40.53 was that)
-    refused,        // another branch, a version before a branch's first tag read, or between
-                    // two rows of one branch
-    unreadable,     // no version (no module, or text that is no version)
+    read,         // a version in [first, newest] of a row: that row's layout
+    unread,       // any other version (a later point release, a branch not read): the newest
+                  // layout read at or before it (the oldest before every row), used only once
+                  // the self-check proved it on this driver (550.40.07 -> 550.40.53 changed
+                  // the layout inside one branch: a branch's newest row proves nothing)
+    unparseable,  // text that is not a version
+    unreadable,   // no version text (no module loaded)
   } how;
 };
 
-/// The layout of module version v (0: unreadable).
+/// The layout of module version v (0: text that was no version).
 inline match find_layout(std::uint64_t v) noexcept {
-  if (v == 0) return {nullptr, match::unreadable};
-  const layout* newest_of_branch = nullptr;
+  if (v == 0) return {nullptr, match::unparseable};
+  const layout* at_or_before = nullptr;
   for (const layout& l : layouts) {
-    if (branch_of(l.first) != branch_of(v)) continue;
     if (l.first <= v && v <= l.newest) return {&l, match::read};
-    newest_of_branch = &l;
+    if (l.first <= v) at_or_before = &l;
   }
-  if (newest_of_branch != nullptr && v > newest_of_branch->newest) {
-    return {newest_of_branch, match::later_release};
-  }
-  return {nullptr, match::refused};
+  return {at_or_before != nullptr ? at_or_before : &layouts[0], match::unread};
 }
 
-/// A parameter block: the bytes the driver copies in and out (at least arg_bytes).
-struct arg_block {
-  alignas(8) unsigned char bytes[arg_bytes];
-};
-static_assert(sizeof(arg_block) == arg_bytes, "no padding in the ioctl block");
-
-inline void put32(arg_block& a, std::size_t at, std::uint32_t v) noexcept {
-  for (int i = 0; i < 4; ++i) a.bytes[at + i] = static_cast<unsigned char>(v >> (8 * i));
+inline void put32(unsigned char* b, std::size_t at, std::uint32_t v) noexcept {
+  for (int i = 0; i < 4; ++i) b[at + i] = static_cast<unsigned char>(v >> (8 * i));
 }
-inline void put64(arg_block& a, std::size_t at, std::uint64_t v) noexcept {
-  for (int i = 0; i < 8; ++i) a.bytes[at + i] = static_cast<unsigned char>(v >> (8 * i));
+inline void put64(unsigned char* b, std::size_t at, std::uint64_t v) noexcept {
+  for (int i = 0; i < 8; ++i) b[at + i] = static_cast<unsigned char>(v >> (8 * i));
 }
-inline std::uint32_t get32(const arg_block& a, std::size_t at) noexcept {
+inline std::uint32_t get32(const unsigned char* b, std::size_t at) noexcept {
   std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | a.bytes[at + i];
+  for (int i = 3; i >= 0; --i) v = (v << 8) | b[at + i];
   return v;
 }
+inline std::uint64_t get64(const unsigned char* b, std::size_t at) noexcept {
+  return get32(b, at) | (std::uint64_t{get32(b, at + 4)} << 32);
+}
 
-/// UVM_TOOLS_INIT_EVENT_TRACKER(_V2)_PARAMS in layout l for a queue of `entries` entries
-/// (0: a counters tracker) of queue version `queue_version` (1 or 2), in a zeroed block.
-/// Little-endian, as every platform the module builds for (x86-64, aarch64, ppc64le).
-inline arg_block init_params(const layout& l, std::uint64_t queue, std::uint32_t entries,
-                             std::uint64_t control, std::uint32_t uvm_fd,
-                             std::uint32_t all_processors, int queue_version) noexcept {
-  arg_block a{};
-  put64(a, 0, queue);
-  put64(a, 8, entries);
-  put64(a, 16, control);
-  put32(a, 40, all_processors);
-  put32(a, 44, uvm_fd);
-  if (l.version_at != 0) put32(a, l.version_at, static_cast<std::uint32_t>(queue_version));
-  return a;
+/// What unimem leaves in a status field before the call: no NV_STATUS (NV_OK is 0), so a driver
+/// that wrote its status elsewhere is not read as having accepted.
+constexpr std::uint32_t status_unset = 0xffffffffu;
+
+/// UVM_TOOLS_INIT_EVENT_TRACKER(_V2)_PARAMS in layout l, in the l.params_bytes at b (zeroed by
+/// the caller), for a queue of `entries` entries (0: a counters tracker) of queue version
+/// `queue_version` (1 or 2). Little-endian, as every platform the module builds for (x86-64,
+/// aarch64, ppc64le).
+inline void init_params(const layout& l, unsigned char* b, std::uint64_t queue,
+                        std::uint32_t entries, std::uint64_t control, std::uint32_t uvm_fd,
+                        std::uint32_t all_processors, int queue_version) noexcept {
+  put64(b, 0, queue);
+  put64(b, 8, entries);
+  put64(b, 16, control);
+  put32(b, 40, all_processors);
+  put32(b, 44, uvm_fd);
+  if (l.version_at != 0) put32(b, l.version_at, static_cast<std::uint32_t>(queue_version));
+  put32(b, l.status_at, status_unset);
 }
 
 /// The ioctl that makes a queue of that version in layout l (0: none).
@@ -185,30 +201,20 @@ constexpr unsigned long init_request_for(const layout& l, int queue_version) noe
   return queue_version == 1 ? init_request : l.v2_request;
 }
 
-/// Whether the driver's answer in `a` accepted the request: NV_OK, the version granted where the
-/// layout returns one, and nothing written past the layout's bytes (the block's tail is zero, as
-/// unimem handed it: a driver that wrote there is not the version read, and is refused).
-inline bool accepted(const layout& l, const arg_block& a, int queue_version) noexcept {
-  for (std::size_t i = l.params_bytes; i < arg_bytes; ++i) {
-    if (a.bytes[i] != 0) return false;
-  }
-  return get32(a, l.status_at) == 0 &&
-         (l.granted_at == 0 || get32(a, l.granted_at) == static_cast<std::uint32_t>(queue_version));
+/// Whether the driver's answer in b accepted the request: NV_OK where the layout has the status,
+/// and the version granted where the layout returns one.
+inline bool accepted(const layout& l, const unsigned char* b, int queue_version) noexcept {
+  return get32(b, l.status_at) == 0 &&
+         (l.granted_at == 0 || get32(b, l.granted_at) == static_cast<std::uint32_t>(queue_version));
 }
 
-/// UVM_TOOLS_EVENT_QUEUE_ENABLE_EVENTS_PARAMS / UVM_TOOLS_ENABLE_COUNTERS_PARAMS (16 bytes in
-/// every version: the flags, then rmStatus at 8), in a zeroed block.
-inline arg_block flags_params(std::uint64_t flags) noexcept {
-  arg_block a{};
-  put64(a, 0, flags);
-  return a;
+/// UVM_TOOLS_EVENT_QUEUE_ENABLE_EVENTS_PARAMS / UVM_TOOLS_ENABLE_COUNTERS_PARAMS (flags_bytes in
+/// every version: the flags, then rmStatus at 8), in the zeroed flags_bytes at b.
+inline void flags_params(unsigned char* b, std::uint64_t flags) noexcept {
+  put64(b, 0, flags);
+  put32(b, 8, status_unset);
 }
-inline bool flags_accepted(const arg_block& a) noexcept {
-  for (std::size_t i = 16; i < arg_bytes; ++i) {
-    if (a.bytes[i] != 0) return false;
-  }
-  return get32(a, 8) == 0;
-}
+inline bool flags_accepted(const unsigned char* b) noexcept { return get32(b, 8) == 0; }
 }  // namespace uvm
 }  // namespace detail
 UNIMEM_END_NAMESPACE

@@ -48,7 +48,11 @@
 // managed memory, zero-copy (host-resident, accessed by the GPU), the runtime's prefetch per
 // chunk, explicit chunked copies through pinned memory on two streams, unimem's tags, its
 // windows. GB/s and ratios. Targets: windows >= 0.90 of the explicit copies and >= 3x naive at
-// 1.5x and 2x; at 0.5x >= 0.98 of the tags' steady state.
+// 1.5x and 2x; at 0.5x >= 0.98 of the tags' steady state. At 1.5x also a managed_pool with a
+// GPU budget (its pieces past the budget on the host, where the host holds a third copy) over
+// sum, triad and two kernels that touch part of the data, sparse (1/64 of the bytes, all over)
+// and tail (the last third), beside naive managed memory: targets >= 1.0 of naive over sum and
+// triad, >= 1.1 over sparse; tail, none (the pool's host pieces: the case against a default).
 //
 // Section "dlpack" (dlpack.cpp; alone: unimem-bench --only dlpack): <unimem/dlpack.hpp>'s export
 // of a shared managed_buffer and import of a tensor, each with its deleter, against the same

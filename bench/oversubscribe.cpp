@@ -20,7 +20,11 @@
 //   window/unimem        unimem::windows with the tags' defaults (sum: in(x); triad: in(b),
 //                        in(c), out(a), which a walk that evicts maps: written over the bus)
 //   window-moved/unimem  triad: out(a, intent::move): a's windows moved back to the host
-//   budgeted-pool/unimem (1.5x) the pool's GPU budget, issue 51 item 2: the hook is below
+//   budgeted-pool/unimem (1.5x) a managed_pool with a GPU budget (issue 51 item 2): the working
+//                        set in pieces, those past the budget on the host, accessed by the GPU;
+//                        tagged launches over each piece. Also over two kernels that touch part
+//                        of the data, beside naive/raw and zero-copy/raw over the sum's array:
+//                        sparse (1 KiB of every 64 KiB) and tail (the last third); see below
 // The chunked raw variants use the chunk a walk would use (about 8 ms of the host link, 2 MiB
 // granules, see default_window_elements()), so the rows compare the mechanisms. Each variant
 // runs 3 passes (the first from host memory; the steady state is the median of the others);
@@ -29,9 +33,11 @@
 // working sets (default 0.5,1,1.5,2), to split a long run.
 // Targets (issue 51; judged where both rows exist): at 1.5x and 2x window/unimem >= 0.90 of
 // explicit/raw and >= 3x naive/raw, steady state; at 0.5x window/unimem >= 0.98 of
-// tagged/unimem (today's steady state).
+// tagged/unimem (today's steady state). At 1.5x budgeted-pool/unimem >= 1.0 of naive/raw over
+// sum and triad (no slower) and >= 1.1 over sparse (faster, beyond the noise); tail has none.
 #include <unimem/unimem.hpp>
 #include <unimem/placement/window.hpp>
+#include <unimem/pool/managed_pool.hpp>
 
 #include "harness.hpp"
 #include "raw_runtime.hpp"
@@ -66,6 +72,24 @@ __global__ void os_sum(const float* x, std::size_t n, unsigned long long* sum) {
 __global__ void os_triad(float* a, const float* b, const float* c, float q, std::size_t n) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i < n) a[i] = b[i] + q * c[i];
+}
+
+/// sum += x[i] over the first os_sparse_run elements of every os_sparse_stride (1 KiB of every
+/// 64 KiB: 1/64 of the bytes, on every page), for `runs` strides from x.
+constexpr std::size_t os_sparse_stride = 16384, os_sparse_run = 256;
+__global__ void os_sparse_sum(const float* x, std::size_t runs, unsigned long long* sum) {
+  __shared__ unsigned long long part[os_block];
+  unsigned long long s = 0;
+  const std::size_t stride = std::size_t(blockDim.x) * gridDim.x, n = runs * os_sparse_run;
+  for (std::size_t t = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; t < n; t += stride) {
+    s += static_cast<unsigned long long>(x[t / os_sparse_run * os_sparse_stride + t % os_sparse_run]);
+  }
+  part[threadIdx.x] = s;
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    __syncthreads();
+    if (threadIdx.x < half) part[threadIdx.x] += part[threadIdx.x + half];
+  }
+  if (threadIdx.x == 0) atomicAdd(sum, part[0]);
 }
 
 constexpr float os_q = 3.0f;
@@ -119,6 +143,15 @@ struct workload {
 unsigned long long expected_sum(std::size_t n) {
   const unsigned long long full = n / 1024, rest = n % 1024;
   return full * (1023ull * 1024 / 2) + rest * (rest - 1) / 2;
+}
+
+/// The sum of i % 1024 over [lo, hi).
+unsigned long long expected_sum(std::size_t lo, std::size_t hi) {
+  return expected_sum(hi) - expected_sum(lo);
+}
+/// The sparse sum over `runs` strides: each run starts at a multiple of 1024 (0 + ... + 255).
+unsigned long long expected_sparse_sum(std::size_t runs) {
+  return runs * (os_sparse_run * (os_sparse_run - 1) / 2);
 }
 
 /// Whether the last pass's result is right (the sum; triad: sampled elements of `a`).
@@ -313,13 +346,6 @@ void window_pass(workload& w) {
 }
 void window_finish(workload&) { walks().clear(); }
 
-// The pool's GPU budget (issue 51 item 2) at 1.5x: a managed_pool that knows the GPU's free
-// memory places new blocks in host memory, accessed by the GPU, past it. Once managed_pool
-// takes a budget, its runner goes here (a pool with the budget set, pool_buffers for the
-// arrays filled as the others, one launch over them a pass) and in variants() below, at 1.5x
-// only (the issue's target: no slower than naive/raw, faster where a kernel touches part).
-constexpr bool budgeted_pool_built = false;
-
 const std::vector<variant>& variants() {
   static const std::vector<variant> v = {
       {"naive/raw", false, nullptr, naive_pass, nullptr},
@@ -350,6 +376,184 @@ void fill_managed(workload& w) {
       }
     }
   }, &c);
+}
+
+/// Runs `pass` 3 times (the first from where the data is; one over 20 s stops there: a thrashing
+/// variant), then checks the result with `ok` and adds the rows: GB/s of `bytes` a pass.
+template <class Pass, class Ok>
+void timed_passes(const std::string& strategy, const char* impl, std::size_t bytes, Pass&& pass,
+                  Ok&& ok) {
+  progress("[oversubscribe] " + strategy + " " + impl);
+  std::vector<double> first, steady;
+  double spent = 0;
+  for (int p = 0; p < 3; ++p) {
+    const double ms = time_ms(pass);
+    spent += ms;
+    (p == 0 ? first : steady).push_back(double(bytes) / (ms * 1e6));
+    if (spent > 20000.0) break;
+  }
+  const bool right = ok();
+  progress_done();
+  if (!right) fail("oversubscribe " + strategy + " " + impl + ": wrong result");
+  add_row("oversubscribe", strategy, impl, "first", "GB/s", first);
+  if (!steady.empty()) add_row("oversubscribe", strategy, impl, "steady", "GB/s", steady);
+}
+
+// ---- the pool's GPU budget (issue 51 item 2) at 1.5x ----
+//
+// The working set in pieces (as an application's arrays and tensors are: many allocations) from
+// a managed_pool whose GPU budget is measured when it is made (the GPU's free memory after the
+// ballast, less default_reserve()): the pieces past the budget are placed on the host, accessed
+// by the GPU. Each pass launches the kernel over each piece with access tags, as a unimem user
+// would (the GPU's pieces are moved there by the first pass, the host's stay). Kernels, 1.5x:
+//   sum, triad  all of the data (beside this section's strategies' naive/raw rows above)
+//   sparse      1 KiB of every 64 KiB, all over the data (1/64 of the bytes, an embedding
+//               lookup's pattern): naive memory faults in whole blocks for the few bytes read
+//   tail        the last third only (0.5x the free memory: it fits): naive memory moves it to
+//               the GPU once and reads HBM after; the pool placed those pieces on the host and
+//               reads them over the link each pass: the case against a budget by default
+// naive/raw and zero-copy/raw of sparse and tail run over the sum's managed array (raw launches).
+
+/// A pool with the measured budget and the working set in its pieces.
+struct budgeted_pieces {
+  unimem::managed_pool pool;
+  std::size_t piece_n = 0;  // floats a piece
+  std::size_t count = 0;    // pieces of each array
+  std::vector<unimem::pool_buffer<float>> x, b, c;  // sum: x; triad: a (as x), b, c
+
+  explicit budgeted_pieces(const unimem::managed_pool_options& o) : pool(o) {}
+  std::size_t n() const { return piece_n * count; }
+  std::size_t tail_from() const { return count - count / 3; }  // the tail's first piece
+};
+
+unimem::managed_pool_options budgeted_options() {
+  unimem::managed_pool_options o;
+  o.gpu_budget = unimem::managed_pool_options::gpu_free_memory;
+  return o;
+}
+
+/// The pieces of the workload's arrays (about its n elements each, in pieces of a power of two
+/// of at least 64 MiB, about 32 to an array), allocated piece by piece of every array, filled by
+/// the CPU as fill_managed() fills the arrays.
+void make_pieces(budgeted_pieces& bp, const workload& w) {
+  std::size_t piece_bytes = std::size_t{64} << 20;
+  while (piece_bytes * 2 * 32 <= w.n * sizeof(float)) piece_bytes *= 2;
+  bp.piece_n = piece_bytes / sizeof(float);
+  bp.count = std::max<std::size_t>(1, w.n / bp.piece_n);
+  for (std::size_t k = 0; k < bp.count; ++k) {
+    bp.x.emplace_back(bp.piece_n, bp.pool, *w.s);
+    if (w.triad) {
+      bp.b.emplace_back(bp.piece_n, bp.pool, *w.s);
+      bp.c.emplace_back(bp.piece_n, bp.pool, *w.s);
+    }
+  }
+  w.s->synchronize();
+  struct ctx {
+    budgeted_pieces* bp;
+    bool triad;
+  } c{&bp, w.triad};
+  parallel_for(w.threads, bp.n(), [](void* p, std::size_t lo, std::size_t hi) {
+    const ctx& c = *static_cast<ctx*>(p);
+    budgeted_pieces& bp = *c.bp;
+    for (std::size_t i = lo; i < hi; ++i) {
+      const std::size_t k = i / bp.piece_n, j = i % bp.piece_n;
+      if (c.triad) {
+        bp.x[k][j] = 0.0f;
+        bp.b[k][j] = b_value(i);
+        bp.c[k][j] = c_value(i);
+      } else {
+        bp.x[k][j] = b_value(i);
+      }
+    }
+  }, &c);
+}
+
+enum class touch { all, sparse, tail };
+
+/// One pass of budgeted-pool/unimem: the kernel over each piece (those it touches) with tags.
+void budgeted_pass(budgeted_pieces& bp, const workload& w, touch t) {
+  const unimem::launch_config sum_cfg(unimem::dims(w.sum_grid), unimem::dims(os_block), 0, *w.s);
+  for (std::size_t k = t == touch::tail ? bp.tail_from() : 0; k < bp.count; ++k) {
+    if (w.triad) {
+      unimem::launch(os_triad, unimem::grid_for(bp.piece_n, os_block).on(*w.s),
+                     unimem::out(bp.x[k]), unimem::in(bp.b[k]), unimem::in(bp.c[k]), os_q,
+                     bp.piece_n);
+    } else if (t == touch::sparse) {
+      unimem::launch(os_sparse_sum, sum_cfg, unimem::in(bp.x[k]), bp.piece_n / os_sparse_stride,
+                     w.dsum);
+    } else {
+      unimem::launch(os_sum, sum_cfg, unimem::in(bp.x[k]), bp.piece_n, w.dsum);
+    }
+  }
+  w.s->synchronize();
+}
+
+/// The device sum of the last pass (read back) against `want`.
+bool sum_is(const workload& w, unsigned long long want) {
+  unsigned long long got = 0;
+  RAW_CHECK(RAW(Memcpy)(&got, w.dsum, sizeof got, RAW_D2H));
+  return got == want;
+}
+
+/// The section at 1.5x for the workload's kernel (sum: also sparse and tail, with their naive and
+/// zero-copy rows over the sum's array); prints where the pool placed the pieces.
+void budgeted_pool_section(workload& w, std::size_t free_now) {
+  const std::string f = "-1.5x";
+  const char* impl = "budgeted-pool/unimem";
+  if (!w.triad) {  // the raw rows of the kernels that touch part, over the sum's array
+    const std::size_t runs = w.n / os_sparse_stride, tail = w.n / 3;
+    for (const bool zero_copy : {false, true}) {
+      const char* raw_impl = zero_copy ? "zero-copy/raw" : "naive/raw";
+      to_host(w);
+      if (zero_copy) zero_copy_prepare(w);
+      timed_passes("sparse" + f, raw_impl, runs * os_sparse_run * sizeof(float), [&] {
+        zero_sum(w);
+        os_sparse_sum<<<w.sum_grid, os_block, 0, w.s->get()>>>(w.x->data(), runs, w.dsum);
+        RAW_CHECK(RAW(GetLastError)());
+        w.s->synchronize();
+      }, [&] { return sum_is(w, expected_sparse_sum(runs)); });
+      timed_passes("tail" + f, raw_impl, tail * sizeof(float), [&] {
+        zero_sum(w);
+        os_sum<<<w.sum_grid, os_block, 0, w.s->get()>>>(w.x->data() + (w.n - tail), tail, w.dsum);
+        RAW_CHECK(RAW(GetLastError)());
+        w.s->synchronize();
+      }, [&] { return sum_is(w, expected_sum(w.n - tail, w.n)); });
+      if (zero_copy) zero_copy_finish(w);
+    }
+  }
+  to_host(w);  // the GPU as free as the ballast left it: the pool measures its budget now
+  budgeted_pieces bp(budgeted_options());
+  make_pieces(bp, w);
+  const unimem::pool_statistics st = bp.pool.statistics();
+  std::printf("oversubscribe %s%s: %s: %zu pieces of %.2f GiB an array, the GPU budget %.1f GiB "
+              "(of %.1f GiB free after the ballast, less the margin): %.1f GiB on the GPU's side, "
+              "%.1f GiB on the host\n",
+              w.triad ? "triad" : "sum", f.c_str(), bp.pool.implementation_name(), bp.count,
+              gib(bp.piece_n * sizeof(float)), gib(st.gpu_budget), gib(free_now),
+              gib(st.gpu_bytes_in_use()), gib(st.host_bytes_in_use));
+  const std::size_t piece_bytes = bp.piece_n * sizeof(float);
+  if (w.triad) {
+    timed_passes("triad" + f, impl, 3 * bp.n() * sizeof(float),
+                 [&] { budgeted_pass(bp, w, touch::all); }, [&] {
+      for (std::size_t i = 0; i < bp.n(); i += bp.n() / 4099 + 1) {
+        if (bp.x[i / bp.piece_n][i % bp.piece_n] != b_value(i) + os_q * c_value(i)) return false;
+      }
+      return true;
+    });
+    return;
+  }
+  timed_passes("sum" + f, impl, bp.n() * sizeof(float), [&] {
+    zero_sum(w);
+    budgeted_pass(bp, w, touch::all);
+  }, [&] { return sum_is(w, expected_sum(bp.n())); });
+  timed_passes("sparse" + f, impl, bp.n() / os_sparse_stride * os_sparse_run * sizeof(float), [&] {
+    zero_sum(w);
+    budgeted_pass(bp, w, touch::sparse);
+  }, [&] { return sum_is(w, expected_sparse_sum(bp.n() / os_sparse_stride)); });
+  timed_passes("tail" + f, impl, (bp.count - bp.tail_from()) * piece_bytes, [&] {
+    zero_sum(w);
+    budgeted_pass(bp, w, touch::tail);
+  }, [&] { return sum_is(w, expected_sum(bp.tail_from() * bp.piece_n, bp.n())); });
 }
 
 std::string factor_label(int tenths) {
@@ -384,7 +588,6 @@ void oversubscribe_bench(const options& o) {
   const unsigned sum_grid = 4u * static_cast<unsigned>(unimem::device(0).multiprocessors());
   std::vector<int> factors;  // tenths of the free memory
   for (const double f : o.oversubscribe_factors) factors.push_back(static_cast<int>(f * 10 + 0.5));
-  const int passes = 3;
 
   // The host holds the largest working set twice (managed, and pinned for explicit/raw): the
   // pinned array is made once, for the largest that the host can hold.
@@ -437,32 +640,22 @@ void oversubscribe_bench(const options& o) {
       fill_managed(w);
       for (const variant& v : variants()) {
         if (v.triad_only && !triad) continue;
-        progress("[oversubscribe] " + strategy + " " + v.impl);
         to_host(w);
         if (v.prepare != nullptr) v.prepare(w);
-        std::vector<double> first, steady;
-        double spent = 0;
-        for (int p = 0; p < passes; ++p) {
-          const double ms = time_ms([&] {
-            zero_sum(w);
-            v.pass(w);
-          });
-          spent += ms;
-          (p == 0 ? first : steady).push_back(double(w.bytes()) / (ms * 1e6));
-          if (spent > 20000.0) break;  // a thrashing variant: one pass says enough
-        }
-        const bool ok = check(w, v.pass == explicit_pass ? w.pinned : x.data());
+        timed_passes(strategy, v.impl, w.bytes(), [&] {
+          zero_sum(w);
+          v.pass(w);
+        }, [&] { return check(w, v.pass == explicit_pass ? w.pinned : x.data()); });
         if (v.finish != nullptr) v.finish(w);
-        progress_done();
-        if (!ok) fail("oversubscribe " + strategy + " " + v.impl + ": wrong result");
-        add_row("oversubscribe", strategy, v.impl, "first", "GB/s", first);
-        if (!steady.empty()) add_row("oversubscribe", strategy, v.impl, "steady", "GB/s", steady);
       }
       if (f == 15) {
-        std::printf("oversubscribe %s: budgeted-pool/unimem %s\n", strategy.c_str(),
-                    budgeted_pool_built ? "measured" :
-                    "not in this build (issue 51 item 2: the pool's GPU budget; its runner goes "
-                    "in bench/oversubscribe.cpp's variants())");
+        if (host_holds(bytes * 3 / 2)) {  // the pool's pieces beside the arrays and the pinned
+          budgeted_pool_section(w, free_now);
+        } else {
+          std::printf("oversubscribe %s: budgeted-pool/unimem skipped: a third copy of %.1f GiB "
+                      "does not fit the host's %.1f GiB available\n",
+                      strategy.c_str(), gib(bytes), gib(available));
+        }
       }
     }
   }
@@ -520,6 +713,36 @@ void oversubscribe_bench(const options& o) {
               median(st, "explicit/raw", "steady"), 0);
       }
     }
+  }
+  // The pool's GPU budget at 1.5x (its kernels that touch part of the data have rows of their
+  // own): steady state, first pass in brackets, and its ratios to naive managed memory.
+  bool budget_header = false;
+  for (const char* k : {"sum", "triad", "sparse", "tail"}) {
+    const std::string st = std::string(k) + "-1.5x";
+    const double pool = median(st, "budgeted-pool/unimem", "steady");
+    if (pool == 0) continue;
+    if (!budget_header) {
+      std::printf("\noversubscribe: the pool's GPU budget at 1.5x, GB/s of the bytes a pass "
+                  "touches, steady state (first pass)\n");
+      budget_header = true;
+    }
+    std::string line;
+    for (const char* impl : {"naive/raw", "zero-copy/raw", "budgeted-pool/unimem"}) {
+      const double first = median(st, impl, "first");
+      if (first == 0) continue;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "  %s %.1f (%.1f)", impl, median(st, impl, "steady"), first);
+      line += buf;
+    }
+    std::printf("  %-12s%s\n", st.c_str(), line.c_str());
+  }
+  for (const char* k : {"sum", "triad", "sparse", "tail"}) {
+    const std::string st = std::string(k) + "-1.5x";
+    const double target = st == "tail-1.5x" ? 0 : st == "sparse-1.5x" ? 1.1 : 1.0;
+    judge(st + ": budgeted-pool/unimem / naive/raw" +
+              (target > 0 ? " (target >= " + std::string(target > 1 ? "1.1" : "1.0") + ")"
+                          : std::string(" (no target: the tail is the pool's host pieces)")),
+          median(st, "budgeted-pool/unimem", "steady"), median(st, "naive/raw", "steady"), target);
   }
   note_missed_targets("oversubscribe", missed);
   std::printf("  %s\n", missed == 0 ? "oversubscribe: all targets met"

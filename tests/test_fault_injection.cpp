@@ -840,6 +840,37 @@ void add_managed_pool(std::vector<scenario>& out) {
                      (void)pool.statistics();
                    });
                  }});
+  out.push_back({"managed_pool with a GPU budget, both implementations: a block past it on the "
+                 "host, used, freed; one taken back to the GPU (issue 51)",
+                 [](run_context& c) {
+                   unimem::stream s;
+                   c.armed([&] {
+                     for (const bool runtime : {true, false}) {
+                       unimem::managed_pool_options o;
+                       o.use_runtime_pool = runtime;
+                       o.gpu_budget = 12288;  // one block of n ints (its size class)
+                       unimem::managed_pool pool(o);
+                       unimem::pool_buffer<int> a(n, pool, s);  // within the budget
+                       {
+                         unimem::pool_buffer<int> b(n, pool, s);  // past it: on the host
+                         unimem::launch(fi_fill, unimem::grid_for(n).on(s), unimem::out(b), n, 2);
+                         s.synchronize();
+                         c.expect(iota_from(b, 2), "kernel result wrong (on the host)");
+                       }
+                       a = unimem::pool_buffer<int>();
+                       s.synchronize();
+                       pool.trim_to(12288);  // a's block goes: the caching one takes b's back
+                       unimem::pool_buffer<int> d(n, pool, s);
+                       unimem::launch(fi_fill, unimem::grid_for(n).on(s), unimem::out(d), n, 3);
+                       s.synchronize();
+                       c.expect(iota_from(d, 3), "kernel result wrong");
+                       (void)pool.statistics();
+                       d = unimem::pool_buffer<int>();
+                       s.synchronize();
+                       pool.trim_to(0);
+                     }
+                   });
+                 }});
   out.push_back({"managed_pool_resource: a pmr vector grows, both implementations",
                  [](run_context& c) {
                    unimem::stream s;

@@ -1222,4 +1222,138 @@ TEST(ManagedPoolGpu, RandomSequencesMatchAHostModel) {
   }
 }
 
+
+// ---- the GPU budget (issue 51): blocks past it on the host ----
+
+/// A device allocation that leaves about `leave` bytes of device 0 free (none where less is
+/// free already): the GPU then has less room than the data.
+struct pool_ballast {
+  explicit pool_ballast(std::size_t leave) {
+    const std::size_t free = unimem::device(0).free_memory();
+    if (free > leave) hold = unimem::device_buffer<char>(free - leave, unimem::uninitialized);
+  }
+  unimem::device_buffer<char> hold;
+};
+
+/// Whether the whole buffer carries the budget's advice for the host: preferred location host,
+/// accessed by GPU 0.
+template <class B>
+bool placed_on_host(const B& b) {
+  const unimem::optional_location where = unimem::preferred_location(b);
+  return where && *where == location::host() &&
+         unimem_test::lists(unimem::accessed_by(b), location::device(0));
+}
+
+/// Writes base ^ i into every buffer with tagged launches and counts what differs, on the GPU.
+unsigned write_and_check(std::vector<pool_buffer<int>>& buffers, int base, unimem::stream& s) {
+  unimem::managed_buffer<unsigned> wrong(1, 0u);
+  for (pool_buffer<int>& b : buffers) {
+    unimem::launch(pool_write, unimem::grid_for(b.size()).on(s), unimem::out(b), b.size(), base);
+  }
+  for (pool_buffer<int>& b : buffers) {
+    unimem::launch(pool_check, unimem::grid_for(b.size()).on(s), unimem::in(b), b.size(), base,
+                   wrong.data());
+  }
+  s.synchronize();
+  return wrong[0];
+}
+
+// A budget of 64 MiB and six buffers of 16 MiB: four stay ordinary managed memory, the two past
+// the budget carry preferred location host and accessed-by the GPU (the runtime says so); tagged
+// launches write and read all six, leave the host's where they are (their records say mapped),
+// and the statistics count 64 MiB on the GPU's side and 32 MiB on the host.
+TEST(ManagedPoolGpu, ABudgetPlacesTheBlocksPastItOnTheHostWhereKernelsUseThem) {
+  UNIMEM_REQUIRE_GPU();
+  const unimem::memory_regime regime = unimem::device(0).regime();
+  const bool budgets = regime != unimem::memory_regime::apu &&
+                       regime != unimem::memory_regime::no_migration &&
+                       regime != unimem::memory_regime::no_managed_memory;
+  const std::size_t mib = std::size_t{1} << 20;
+  for (auto options : implementations()) {
+    options.gpu_budget = 64 * mib;
+    managed_pool pool(options);
+    SCOPED_TRACE(pool.implementation_name());
+    if (!budgets) {  // nothing migrates: nothing to place
+      EXPECT_FALSE(pool.statistics().has_gpu_budget);
+      continue;
+    }
+    unimem::stream s;
+    std::vector<pool_buffer<int>> buffers;
+    for (int i = 0; i < 6; ++i) buffers.emplace_back(16 * mib / sizeof(int), pool, s);
+    unimem::pool_statistics st = pool.statistics();
+    EXPECT_TRUE(st.has_gpu_budget);
+    EXPECT_EQ(st.gpu_budget, 64 * mib);
+    EXPECT_EQ(st.gpu_bytes_in_use(), 64 * mib);
+    EXPECT_EQ(st.host_bytes_in_use, 32 * mib);
+    EXPECT_GE(st.host_bytes_held, 32 * mib);
+    for (int i = 0; i < 6; ++i) {
+      SCOPED_TRACE(i);
+      if (i < 4) {
+        EXPECT_FALSE(unimem::preferred_location(buffers[static_cast<std::size_t>(i)]));
+      } else {
+        EXPECT_TRUE(placed_on_host(buffers[static_cast<std::size_t>(i)]));
+      }
+    }
+    EXPECT_EQ(write_and_check(buffers, 5, s), 0u);
+    for (std::size_t i = 4; i < 6; ++i) {
+      EXPECT_TRUE(placed_on_host(buffers[i])) << "a tag with the default intent keeps it there";
+      const std::uint64_t w = unimem_detail_placement_record(buffers[i])->stamp();
+      EXPECT_TRUE(unimem::detail::placement_stamp::mapped_of(w)) << "its record: mapped";
+    }
+    EXPECT_TRUE(pattern_is(buffers[5], 5)) << "the host reads what the GPU wrote over the link";
+    // Freed and allocated again in the same order: each block in its place again.
+    buffers.clear();
+    s.synchronize();
+    for (int i = 0; i < 6; ++i) buffers.emplace_back(16 * mib / sizeof(int), pool, s);
+    EXPECT_EQ(pool.statistics().host_bytes_in_use, 32 * mib);
+    EXPECT_TRUE(placed_on_host(buffers[5]));
+    EXPECT_EQ(write_and_check(buffers, 9, s), 0u);
+    buffers.clear();
+    s.synchronize();
+    pool.trim();
+    st = pool.statistics();
+    EXPECT_EQ(st.host_bytes_in_use, 0u);
+    EXPECT_EQ(st.host_bytes_held, 0u);
+  }
+}
+
+// A measured budget at 1.5x: a ballast leaves about 1.25 GiB of the GPU free, a pool measures its
+// budget (that, less a margin of 256 MiB) and serves 1.5x the free memory in buffers of 128 MiB,
+// which kernels write and check twice: exact, the GPU's side within the budget, the rest (at least
+// half the free memory and the margin) on the host.
+TEST(ManagedPoolGpu, AMeasuredBudgetServesOneAndAHalfTimesTheGpusFreeMemory) {
+  UNIMEM_REQUIRE_GPU();
+  if (!unimem::device(0).migrates_on_demand()) GTEST_SKIP() << "device 0 does not migrate pages";
+  const std::size_t mib = std::size_t{1} << 20;
+  for (auto options : implementations()) {
+    pool_ballast ballast(1280 * mib);
+    const std::size_t free = unimem::device(0).free_memory();
+    options.gpu_budget = unimem::managed_pool_options::gpu_free_memory;
+    options.gpu_budget_margin = 256 * mib;
+    managed_pool pool(options);
+    SCOPED_TRACE(pool.implementation_name());
+    const std::size_t budget = pool.statistics().gpu_budget;
+    ASSERT_GT(budget, 256 * mib) << "the ballast left too little";
+    ASSERT_LT(budget, 1280 * mib);
+    unimem::stream s(unimem::stream::blocking_mode::non_blocking);
+    std::vector<pool_buffer<int>> buffers;
+    const std::size_t each = 128 * mib / sizeof(int);
+    while (buffers.size() * 128 * mib < free * 3 / 2) buffers.emplace_back(each, pool, s);
+    const unimem::pool_statistics st = pool.statistics();
+    // (the runtime's pool counts its bytes in use; what it reserves may be rounded up)
+    EXPECT_LE(pool.uses_runtime_pool() ? st.gpu_bytes_in_use() : st.gpu_bytes_held(), budget);
+    EXPECT_GE(st.host_bytes_in_use, free / 2);
+    std::printf("%s: budget %zu MiB; %zu MiB on the GPU's side, %zu MiB on the host\n",
+                pool.implementation_name(), budget / mib, st.gpu_bytes_in_use() / mib,
+                st.host_bytes_in_use / mib);
+    EXPECT_TRUE(placed_on_host(buffers.back()));
+    EXPECT_EQ(write_and_check(buffers, 3, s), 0u);
+    EXPECT_EQ(write_and_check(buffers, 11, s), 0u);
+    EXPECT_TRUE(pattern_is(buffers.front(), 11));
+    EXPECT_TRUE(pattern_is(buffers.back(), 11));
+    buffers.clear();
+    s.synchronize();
+  }
+}
+
 }  // namespace

@@ -34,43 +34,13 @@ using fake_gpu::call;
 using unimem::managed_pool;
 using unimem::pool_buffer;
 
-constexpr std::size_t no_limit = std::numeric_limits<std::size_t>::max();
-
-enum class policy { caching, runtime };
-const char* name_of(policy p) { return p == policy::caching ? "caching allocator" : "runtime pool"; }
-
-/// The state of a pool of `kind` on `device` over the fake runtime (HIP's rules or CUDA's).
-template <bool Hip = false>
-std::shared_ptr<ud::pool_core> make_state(policy kind, int device = 0,
-                                          std::size_t threshold = no_limit) {
-  using R = fake_gpu::runtime<Hip>;
-  if (kind == policy::caching) {
-    return std::make_shared<ud::caching_pool<R>>(device, threshold, ub::error_not_supported);
-  }
-  ub::status why{};
-  return ud::runtime_pool<R>::make(device, threshold, unimem::call_site::current(), why);
-}
-/// A managed_pool over a state the test made (managed_pool's constructor for tests).
-struct pool_over : managed_pool {
-  explicit pool_over(std::shared_ptr<ud::pool_core> state) : managed_pool(std::move(state)) {}
-};
-template <bool Hip = false>
-managed_pool make_pool(policy kind, int device = 0, std::size_t threshold = no_limit) {
-  return pool_over(make_state<Hip>(kind, device, threshold));
-}
-
-/// Every ledger entry 0 once the streams ran dry: nothing leaked, nothing misused.
-void expect_clean(const fake_gpu::session& gpu) {
-  gpu->collect();
-  const fake_gpu::findings f = gpu->seen();
-  EXPECT_EQ(f.overlaps, 0) << "memory used by two owners at once";
-  EXPECT_EQ(f.rerecords, 0) << "an event recorded again while its last recording was pending";
-  EXPECT_EQ(f.unknown_memory, 0);
-  EXPECT_EQ(f.bad_handles, 0);
-  EXPECT_EQ(f.memory, 0) << "memory leaked";
-  EXPECT_EQ(f.events, 0) << "events leaked";
-  EXPECT_EQ(f.pools, 0) << "a runtime pool never released";
-}
+using fake_gpu::expect_clean;
+using fake_gpu::make_pool;
+using fake_gpu::make_state;
+using fake_gpu::name_of;
+using fake_gpu::no_limit;
+using fake_gpu::policy;
+using fake_gpu::pool_over;
 
 // ---- the defects of issue 54, each a test that failed before its fix ----
 
@@ -518,8 +488,9 @@ TEST(ManagedPoolContract, BuffersMayGoOnAnyThreadWhileTheirPoolIsMovedOrEnds) {
 // stream with the other device current; trim, statistics, threshold changes; 2 % of all runtime
 // calls fail. Half-way through, every other round's pool ends while the threads still hold
 // buffers, which they go on using and freeing (and the raw allocations left go with the pool);
-// in the other rounds the threads free everything and the statistics must be back to 0.
-// Nothing may overlap, leak or be misused.
+// in the other rounds the threads free everything and the statistics must be back to 0. Every
+// fourth round, from the second, the pool has a GPU budget of 16 KiB (issue 51): blocks past it
+// on the host, their advice among the calls that fail. Nothing may overlap, leak or be misused.
 template <bool Hip>
 void stress(policy kind, int rounds, int operations) {
   using R = fake_gpu::runtime<Hip>;
@@ -532,7 +503,8 @@ void stress(policy kind, int rounds, int operations) {
     const bool end_under_load = round % 2 == 0;
     fake_gpu::world::current_device() = device;
     std::optional<managed_pool> pool(
-        make_pool<Hip>(kind, device, round % 3 == 0 ? std::size_t{1} << 14 : no_limit));
+        make_pool<Hip>(kind, device, round % 3 == 0 ? std::size_t{1} << 14 : no_limit,
+                       round % 4 == 1 ? std::size_t{1} << 14 : ud::no_gpu_budget));
     std::vector<ub::stream_handle> streams;
     for (int k = 0; k < threads * 2; ++k) streams.push_back(gpu->make_stream(device));
     gpu->fail_at_rate(20, static_cast<std::uint64_t>(round) + 1);
@@ -656,9 +628,11 @@ void stress(policy kind, int rounds, int operations) {
       gpu->drain();
       const unimem::pool_statistics st = pool->statistics();
       EXPECT_EQ(st.bytes_in_use, 0u);
+      EXPECT_EQ(st.host_bytes_in_use, 0u);
       EXPECT_EQ(st.allocations, 0u);
       pool->trim();
       EXPECT_EQ(pool->statistics().bytes_held, 0u);
+      EXPECT_EQ(pool->statistics().host_bytes_held, 0u);
       pool.reset();
     }
     EXPECT_EQ(gpu->seen().overlaps, 0);

@@ -64,7 +64,10 @@ struct unimem_allocator_options {
   std::uint64_t prefetch_min_bytes;   ///< prefetch allocations of at least this many bytes
   std::uint64_t limit_bytes;          ///< bytes in use per GPU past which allocations fail; 0: none
   std::uint64_t release_threshold;    ///< managed_pool_options::release_threshold
-  std::uint64_t gpu_budget_bytes;     ///< the budgeted pool's (issue 51); must be 0 for now
+  /// managed_pool_options::gpu_budget (issue 51): 0 none, UINT64_MAX the GPU's free memory when
+  /// the pool is made less the margin, else bytes
+  std::uint64_t gpu_budget_bytes;
+  std::uint64_t gpu_budget_margin;    ///< bytes; UINT64_MAX: managed_pool_options::default_margin
 };
 enum : std::uint32_t {
   unimem_option_runtime_pool = 1u,  ///< managed_pool_options::use_runtime_pool
@@ -86,8 +89,12 @@ struct unimem_allocator_stats {
   std::uint64_t device_free_bytes;    ///< the runtime's free memory of the GPU, now
   std::uint64_t device_total_bytes;   ///< the GPU's memory
   std::uint64_t device_free_at_pool_bytes;  ///< device_free_bytes when the pool was made
-  std::uint64_t placed_on_gpu_bytes;  ///< the budgeted pool's figures (issue 51): UINT64_MAX
-  std::uint64_t placed_on_host_bytes; ///< until then
+  /// The pool's bytes held on each side of its GPU budget (issue 51): ordinary blocks (which
+  /// the budget counts) and blocks placed on the host; UINT64_MAX where the pool has no budget.
+  std::uint64_t placed_on_gpu_bytes;
+  std::uint64_t placed_on_host_bytes;
+  std::uint64_t host_bytes_in_use;    ///< of bytes_in_use, on the host; UINT64_MAX: no budget
+  std::uint64_t gpu_budget_bytes;     ///< the pool's budget; UINT64_MAX: none
   std::int32_t uses_runtime_pool;     ///< 1: the runtime's pool of managed memory serves
   std::int32_t reserved;
 };
@@ -150,7 +157,7 @@ struct settings {
   std::mutex mutex;                   // around `options` and `frozen`
   unimem_allocator_options options{sizeof(unimem_allocator_options),
                                    unimem_option_runtime_pool | unimem_option_prefetch,
-                                   std::uint64_t(2) << 20, 0, unknown, 0};
+                                   std::uint64_t(2) << 20, 0, unknown, 0, unknown};
   bool frozen = false;                // a pool was made with `options`
   std::atomic<std::uint32_t> flags{options.flags};
   std::atomic<std::uint64_t> prefetch_min{options.prefetch_min_bytes};
@@ -171,28 +178,27 @@ void check_options(const unimem_allocator_options& o) {
     throw std::invalid_argument("unimem_allocator_configure: unknown flags " +
                                 std::to_string(o.flags));
   }
-  if (o.gpu_budget_bytes != 0) {
-    throw std::invalid_argument(
-        "unimem allocator: gpu_budget is not available yet: blocks past a GPU budget live on "
-        "the host with the budgeted pool of issue 51, which this build does not have");
-  }
 }
 
 bool same(const unimem_allocator_options& a, const unimem_allocator_options& b) noexcept {
   return a.flags == b.flags && a.prefetch_min_bytes == b.prefetch_min_bytes &&
          a.limit_bytes == b.limit_bytes && a.release_threshold == b.release_threshold &&
-         a.gpu_budget_bytes == b.gpu_budget_bytes;
+         a.gpu_budget_bytes == b.gpu_budget_bytes && a.gpu_budget_margin == b.gpu_budget_margin;
 }
 
 // ---- one pool per GPU ----
 
 struct device_state {
   device_state(int id, const unimem::managed_pool_options& o)
-      : pool(unimem::device(id), o), id(id), free_at_start(unimem::device(id).free_memory()) {}
+      : free_at_start(unimem::device(id).free_memory()),  // before the pool measures its budget
+        pool(unimem::device(id), o),
+        id(id),
+        budgeted(pool.statistics().has_gpu_budget) {}
 
+  const std::uint64_t free_at_start;  // the GPU's free memory when the pool was made
   unimem::managed_pool pool;
   const int id;
-  const std::uint64_t free_at_start;  // the GPU's free memory when the pool was made
+  const bool budgeted;  // the pool has a GPU budget: its blocks past it are on the host
   std::atomic<std::uint64_t> in_use{0};  // for the limit (the pool keeps its own figures)
   std::atomic<std::uint64_t> served{0}, failures{0}, prefetches{0};
   std::once_flag free_stream_made;
@@ -214,6 +220,12 @@ void check_device(int device) {
   }
 }
 
+/// A size option from its 64-bit field: UINT64_MAX is the largest size_t (managed_pool_options'
+/// "no limit", gpu_free_memory and default_margin alike).
+std::size_t as_size(std::uint64_t v) {
+  return v == unknown ? std::numeric_limits<std::size_t>::max() : static_cast<std::size_t>(v);
+}
+
 /// The state of `device`, made at first use with the options (then fixed).
 device_state& state(int device) {
   check_device(device);
@@ -229,9 +241,9 @@ device_state& state(int device) {
   if (s == nullptr) {
     unimem::managed_pool_options o;
     o.use_runtime_pool = (c.options.flags & unimem_option_runtime_pool) != 0;
-    o.release_threshold = c.options.release_threshold == unknown
-                              ? std::numeric_limits<std::size_t>::max()
-                              : static_cast<std::size_t>(c.options.release_threshold);
+    o.release_threshold = as_size(c.options.release_threshold);
+    o.gpu_budget = as_size(c.options.gpu_budget_bytes);  // UINT64_MAX: gpu_free_memory
+    o.gpu_budget_margin = as_size(c.options.gpu_budget_margin);  // UINT64_MAX: default_margin
     s = new device_state(device, o);  // never destroyed, as the options
     c.frozen = true;
     g_states[device].store(s, std::memory_order_release);
@@ -282,8 +294,13 @@ void* allocate(std::size_t size, int device, stream_handle stream) {
         size >= c.prefetch_min.load(std::memory_order_relaxed)) {
       const unimem::view<unsigned char> bytes(static_cast<unsigned char*>(p), size);
       try {
-        if (unimem::prefetch(bytes, unimem::location::device(device), on) ==
-            unimem::hint_status::applied) {
+        // A block the GPU budget placed on the host stays there: a prefetch would move it (one
+        // range query, 0.2 us, for the allocations a prefetch is considered for).
+        const unimem::optional_location preferred =
+            s.budgeted ? unimem::preferred_location(bytes) : unimem::optional_location();
+        if (!(preferred && *preferred == unimem::location::host()) &&
+            unimem::prefetch(bytes, unimem::location::device(device), on) ==
+                unimem::hint_status::applied) {
           s.prefetches.fetch_add(1, std::memory_order_relaxed);
         }
       } catch (const unimem::error&) {
@@ -525,7 +542,8 @@ UNIMEM_C_API int unimem_allocator_statistics(int device,
     unimem_allocator_stats r{};
     r.size = sizeof r;
     r.limit_bytes = config().limit.load();
-    r.placed_on_gpu_bytes = r.placed_on_host_bytes = unknown;
+    r.placed_on_gpu_bytes = r.placed_on_host_bytes = r.host_bytes_in_use = unknown;
+    r.gpu_budget_bytes = unknown;
     const unimem::device d(device);
     r.device_free_bytes = d.free_memory();
     r.device_total_bytes = d.total_memory();
@@ -540,6 +558,12 @@ UNIMEM_C_API int unimem_allocator_statistics(int device,
       r.failures = s->failures.load();
       r.prefetches = s->prefetches.load();
       r.uses_runtime_pool = s->pool.uses_runtime_pool() ? 1 : 0;
+      if (p.has_gpu_budget) {
+        r.placed_on_gpu_bytes = p.gpu_bytes_held();
+        r.placed_on_host_bytes = p.host_bytes_held;
+        r.host_bytes_in_use = p.host_bytes_in_use;
+        r.gpu_budget_bytes = p.gpu_budget;
+      }
       r.device_free_at_pool_bytes = s->free_at_start;
     }
     *out = r;

@@ -5,7 +5,7 @@ import ctypes
 import dataclasses
 import os
 import threading
-from typing import Optional
+from typing import Optional, Union
 
 LIBRARY_NAME = "libunimem_allocator.so"
 
@@ -21,7 +21,8 @@ stream_t = ctypes.c_void_p  # cudaStream_t / hipStream_t
 class _Options(ctypes.Structure):
     _fields_ = [("size", ctypes.c_uint32), ("flags", ctypes.c_uint32),
                 ("prefetch_min_bytes", ctypes.c_uint64), ("limit_bytes", ctypes.c_uint64),
-                ("release_threshold", ctypes.c_uint64), ("gpu_budget_bytes", ctypes.c_uint64)]
+                ("release_threshold", ctypes.c_uint64), ("gpu_budget_bytes", ctypes.c_uint64),
+                ("gpu_budget_margin", ctypes.c_uint64)]
 
 
 class _Stats(ctypes.Structure):
@@ -34,6 +35,7 @@ class _Stats(ctypes.Structure):
                 ("device_free_at_pool_bytes", ctypes.c_uint64),
                 ("placed_on_gpu_bytes", ctypes.c_uint64),
                 ("placed_on_host_bytes", ctypes.c_uint64),
+                ("host_bytes_in_use", ctypes.c_uint64), ("gpu_budget_bytes", ctypes.c_uint64),
                 ("uses_runtime_pool", ctypes.c_int32), ("reserved", ctypes.c_int32)]
 
 
@@ -210,40 +212,50 @@ class Options:
         it below the host's memory when oversubscribing: the driver backs managed memory with
         host memory, and the kernel's OOM killer, not an error, ends a process that takes more.
     release_threshold: bytes the pool keeps from the runtime when idle (None: keep all).
-    gpu_budget: bytes of a GPU past which new blocks live on the host, read over the link, not
-        migrated: comes with unimem's budgeted pool (issue 51); anything but None is refused now.
+    gpu_budget: the pool's GPU budget (issue 51; docs/python.md, "The GPU budget"): the bytes of
+        managed memory it may place on its GPU; the blocks past it live on the host, read and
+        written by the GPU over the link, never migrated (no thrashing when the tensors outgrow
+        the GPU). None (the default): no budget. "free": the GPU's free memory when the pool is
+        made (at the first allocation on that GPU), less gpu_budget_margin. An int: bytes.
+    gpu_budget_margin: what a "free" budget leaves free on the GPU, in bytes (None: unimem's
+        default reserve, max(256 MiB, 1/64 of the GPU's memory)).
     """
     use_runtime_pool: bool = True
     prefetch: bool = True
     prefetch_min_bytes: int = 2 << 20
     limit: Optional[int] = None
     release_threshold: Optional[int] = None
-    gpu_budget: Optional[int] = None
+    gpu_budget: Optional[Union[int, str]] = None
+    gpu_budget_margin: Optional[int] = None
 
     def __post_init__(self):
-        for name in ("prefetch_min_bytes", "limit", "release_threshold", "gpu_budget"):
+        sizes = ["prefetch_min_bytes", "limit", "release_threshold", "gpu_budget_margin"]
+        if self.gpu_budget != "free":
+            sizes.append("gpu_budget")
+        for name in sizes:
             value = getattr(self, name)
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"unimem: {name} is a number of bytes, not {value!r}")
+                raise TypeError(f"unimem: {name} is a number of bytes, not {value!r}" +
+                                (' (or "free")' if name == "gpu_budget" else ""))
             if value < 0 or value >= _UNKNOWN:
                 raise ValueError(f"unimem: {name} must be in [0, 2**64 - 1), not {value}")
         if self.limit == 0:
             raise ValueError("unimem: limit must be positive (None: no limit)")
-        if self.gpu_budget is not None:
-            raise NotImplementedError(
-                "unimem: gpu_budget is not available yet: blocks past a GPU budget live on the "
-                "host with the budgeted pool of issue 51 (docs/python.md, \"Placement\"); until "
-                "then every block may migrate to the GPU")
+        if self.gpu_budget == 0:
+            raise ValueError("unimem: gpu_budget must be positive (None: no budget)")
 
     def _struct(self) -> _Options:
         flags = (_FLAG_RUNTIME_POOL if self.use_runtime_pool else 0) | \
             (_FLAG_PREFETCH if self.prefetch else 0)
+        budget = 0 if self.gpu_budget is None else \
+            _UNKNOWN if self.gpu_budget == "free" else self.gpu_budget
         return _Options(ctypes.sizeof(_Options), flags, self.prefetch_min_bytes,
                         self.limit or 0,
                         _UNKNOWN if self.release_threshold is None else self.release_threshold,
-                        0)
+                        budget,
+                        _UNKNOWN if self.gpu_budget_margin is None else self.gpu_budget_margin)
 
 
 def configure(options: Options):
@@ -262,7 +274,11 @@ def options_in_force() -> Options:
                    prefetch_min_bytes=o.prefetch_min_bytes,
                    limit=o.limit_bytes or None,
                    release_threshold=None if o.release_threshold == _UNKNOWN
-                   else o.release_threshold)
+                   else o.release_threshold,
+                   gpu_budget=None if o.gpu_budget_bytes == 0 else
+                   "free" if o.gpu_budget_bytes == _UNKNOWN else o.gpu_budget_bytes,
+                   gpu_budget_margin=None if o.gpu_budget_margin == _UNKNOWN
+                   else o.gpu_budget_margin)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -280,8 +296,13 @@ class Statistics:
     device_free_at_pool_bytes: device_free_bytes when the pool was made (0 before).
     on_gpu_estimate, on_host_estimate (properties): the pool's bytes held split by what the GPU
         filled since the pool was made, an estimate (see docs/python.md, "Statistics").
-    placed_on_gpu_bytes, placed_on_host_bytes: where the budgeted pool (issue 51) put the blocks;
-        None until then (the driver moves pages without telling).
+    placed_on_gpu_bytes, placed_on_host_bytes: with a GPU budget (Options.gpu_budget), the
+        pool's bytes held on each side of it: ordinary blocks (the budget counts them; they
+        migrate to the GPU that touches them) and blocks placed on the host; their sum is
+        bytes_held. None without a budget (the pool placed nothing; the driver moves pages
+        without telling: see on_gpu_estimate).
+    host_bytes_in_use: of bytes_in_use, in blocks placed on the host; None without a budget.
+    gpu_budget: the pool's budget in bytes (a "free" budget as measured); None without one.
     """
     device: int
     pool_made: bool
@@ -298,6 +319,8 @@ class Statistics:
     device_free_at_pool_bytes: int
     placed_on_gpu_bytes: Optional[int]
     placed_on_host_bytes: Optional[int]
+    host_bytes_in_use: Optional[int]
+    gpu_budget: Optional[int]
     uses_runtime_pool: bool
 
     @property
@@ -334,6 +357,8 @@ def statistics(device: int) -> Statistics:
                       device_free_at_pool_bytes=s.device_free_at_pool_bytes,
                       placed_on_gpu_bytes=known(s.placed_on_gpu_bytes),
                       placed_on_host_bytes=known(s.placed_on_host_bytes),
+                      host_bytes_in_use=known(s.host_bytes_in_use),
+                      gpu_budget=known(s.gpu_budget_bytes),
                       uses_runtime_pool=bool(s.uses_runtime_pool))
 
 

@@ -74,7 +74,7 @@ def malloc(size: int):
 
 def use(*, c_function: bool = False, use_runtime_pool: bool = True, prefetch: bool = True,
         prefetch_min_bytes: int = 2 << 20, limit=None, release_threshold=None,
-        gpu_budget=None):
+        gpu_budget=None, gpu_budget_margin=None):
     """Makes CuPy allocate from unimem's pool (cupy.cuda.set_allocator), with the options of
     unimem.Options, which the pools take at their first allocation (a ValueError after that,
     for other options).
@@ -86,7 +86,8 @@ def use(*, c_function: bool = False, use_runtime_pool: bool = True, prefetch: bo
     """
     options = Options(use_runtime_pool=use_runtime_pool, prefetch=prefetch,
                       prefetch_min_bytes=prefetch_min_bytes, limit=limit,
-                      release_threshold=release_threshold, gpu_budget=gpu_budget)
+                      release_threshold=release_threshold, gpu_budget=gpu_budget,
+                      gpu_budget_margin=gpu_budget_margin)
     cupy = _cupy()
     _check_build(cupy)
     with _lock:

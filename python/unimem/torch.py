@@ -16,7 +16,7 @@ Both serve GPU d from one unimem::managed_pool per GPU, in the order of torch's 
 """
 import contextlib
 import threading
-from typing import Optional
+from typing import Optional, Union
 
 from . import _native
 from ._native import Options, Statistics
@@ -67,16 +67,18 @@ def _check_build(torch):
 
 
 def _options(use_runtime_pool, prefetch, prefetch_min_bytes, limit, release_threshold,
-             gpu_budget) -> Options:
+             gpu_budget, gpu_budget_margin) -> Options:
     return Options(use_runtime_pool=use_runtime_pool, prefetch=prefetch,
                    prefetch_min_bytes=prefetch_min_bytes, limit=limit,
-                   release_threshold=release_threshold, gpu_budget=gpu_budget)
+                   release_threshold=release_threshold, gpu_budget=gpu_budget,
+                   gpu_budget_margin=gpu_budget_margin)
 
 
 def use_managed_pool(*, use_runtime_pool: bool = True, prefetch: bool = True,
                      prefetch_min_bytes: int = 2 << 20, limit: Optional[int] = None,
                      release_threshold: Optional[int] = None,
-                     gpu_budget: Optional[int] = None) -> ManagedPool:
+                     gpu_budget: Optional[Union[int, str]] = None,
+                     gpu_budget_margin: Optional[int] = None) -> ManagedPool:
     """Route A: every CUDA (ROCm) tensor of the process, on every GPU and thread, from unimem's
     managed pool (torch.cuda.memory.change_current_allocator). The options are those of
     unimem.Options.
@@ -95,7 +97,7 @@ def use_managed_pool(*, use_runtime_pool: bool = True, prefetch: bool = True,
     """
     global _route_a
     options = _options(use_runtime_pool, prefetch, prefetch_min_bytes, limit,
-                       release_threshold, gpu_budget)
+                       release_threshold, gpu_budget, gpu_budget_margin)
     torch = _torch()
     _check_build(torch)
     with _lock:

@@ -13,6 +13,9 @@
   torch's allocator and unimem's: the control shows the hazard); with record_stream (torch's
   under route B, unimem.torch.record_stream under route A) the reuse waits for the second stream;
   torch's Tensor.record_stream does nothing under route A, as documented;
+- the GPU budget (gpu_budget, issue 51): under route A with a budget of 256 MiB, four tensors of
+  128 MiB: two ordinary, prefetched on allocation, two placed on the host, not prefetched; their
+  sums are right, the statistics count 256 MiB on each side and nothing once they are gone;
 - refusals: route A after torch initialised CUDA raises; past a limit, route B raises
   torch.OutOfMemoryError naming unimem's reason, route A a RuntimeError with it (unimem's
   exception, passed on by torch's C++), and the GPU stays usable after both.
@@ -270,7 +273,27 @@ def child_cupy(c_function):
             "after": unimem.statistics(device).bytes_in_use - base}
 
 
+def child_gpu_budget():
+    import torch
+    import unimem
+    import unimem.torch as ut
+    ut.use_managed_pool(gpu_budget=256 * MiB)
+    device = torch.cuda.current_device()
+    before = unimem.statistics(device)
+    tensors = [torch.full((128 * MiB // 4,), float(i + 1), device="cuda") for i in range(4)]
+    sums = [t.sum().item() for t in tensors]
+    s = unimem.statistics(device)
+    out = {"sums": sums, "n": 128 * MiB // 4, "gpu_budget": s.gpu_budget,
+           "host_in_use": s.host_bytes_in_use, "on_host": s.placed_on_host_bytes,
+           "on_gpu": s.placed_on_gpu_bytes, "prefetches": s.prefetches - before.prefetches}
+    del tensors
+    torch.cuda.synchronize()
+    out["host_in_use_after"] = unimem.statistics(device).host_bytes_in_use
+    return out
+
+
 CHILDREN = {
+    "gpu_budget": child_gpu_budget,
     "train": child_train, "baseline": child_baseline, "streams": child_streams,
     "refused_after_init": child_refused_after_init, "route_b_limit": child_route_b_limit,
     "route_a_limit": child_route_a_limit, "cupy": lambda c: child_cupy(c == "c_function"),
@@ -394,6 +417,24 @@ class Refusals(unittest.TestCase):
         self.assertEqual(code, 0, err)
         self.assertIn("out of memory: the limit is 1073741824 bytes", r["raised"] or "")
         self.assertEqual(r["usable"], 10.0)
+
+
+@unittest.skipIf(SKIP is not None, SKIP or "")
+class GpuBudget(unittest.TestCase):
+    def test_route_a_places_the_tensors_past_the_budget_on_the_host(self):
+        code, r, err = run_child("gpu_budget")
+        self.assertEqual(code, 0, err)
+        print(f"GPU budget: {r}")
+        self.assertEqual(r["sums"], [float(i + 1) * r["n"] for i in range(4)])
+        if r["gpu_budget"] is None:
+            self.skipTest("this GPU's managed memory does not migrate: no budget")
+        self.assertEqual(r["gpu_budget"], 256 * MiB)
+        self.assertGreaterEqual(r["host_in_use"], 256 * MiB)  # and torch's small temporaries
+        self.assertLess(r["host_in_use"], 257 * MiB)
+        self.assertGreaterEqual(r["on_host"], 256 * MiB)
+        self.assertGreaterEqual(r["on_gpu"], 256 * MiB)
+        self.assertEqual(r["prefetches"], 2, "the two tensors on the host are not prefetched")
+        self.assertEqual(r["host_in_use_after"], 0)
 
 
 @unittest.skipIf(SKIP is not None, SKIP or "")

@@ -132,11 +132,6 @@ class Refusals(unittest.TestCase):
         o.flags |= 1 << 7
         self.assertEqual(self.lib.unimem_allocator_configure(ctypes.byref(o)),
                          native.INVALID_ARGUMENT)
-        o = native.Options()._struct()
-        o.gpu_budget_bytes = 1 << 30
-        self.assertEqual(self.lib.unimem_allocator_configure(ctypes.byref(o)),
-                         native.INVALID_ARGUMENT)
-        self.assertLastError(native.INVALID_ARGUMENT, "gpu_budget is not available yet")
         self.assertEqual(self.lib.unimem_allocator_configure(None), native.INVALID_ARGUMENT)
         self.assertEqual(native.options_in_force(), before, "refused options change nothing")
 
@@ -148,21 +143,39 @@ class Refusals(unittest.TestCase):
         for bad in (dict(limit=True), dict(limit=1.5), dict(prefetch_min_bytes="1")):
             with self.assertRaises(TypeError, msg=bad):
                 unimem.Options(**bad)
-        with self.assertRaisesRegex(NotImplementedError, "issue 51"):
-            unimem.Options(gpu_budget=1 << 30)
-        with self.assertRaisesRegex(NotImplementedError, "issue 51"):
-            unimem.configure(gpu_budget=1 << 30)
+        for bad in (dict(gpu_budget=0), dict(gpu_budget=-1), dict(gpu_budget=1 << 64),
+                    dict(gpu_budget_margin=-1)):
+            with self.assertRaises(ValueError, msg=bad):
+                unimem.Options(**bad)
+        for bad in (dict(gpu_budget="auto"), dict(gpu_budget=True), dict(gpu_budget=1.5),
+                    dict(gpu_budget_margin="free")):
+            with self.assertRaises(TypeError, msg=bad):
+                unimem.Options(**bad)
+        with self.assertRaisesRegex(ValueError, "gpu_budget must be positive"):
+            unimem.configure(gpu_budget=0)
+
+    def test_the_gpu_budget_in_the_librarys_options(self):
+        unknown = (1 << 64) - 1  # the library's "free" and "default margin"
+        cases = [(unimem.Options(), 0, unknown),
+                 (unimem.Options(gpu_budget="free"), unknown, unknown),
+                 (unimem.Options(gpu_budget="free", gpu_budget_margin=0), unknown, 0),
+                 (unimem.Options(gpu_budget=3 << 30, gpu_budget_margin=1 << 28), 3 << 30, 1 << 28)]
+        for options, budget, margin in cases:
+            o = options._struct()
+            self.assertEqual((o.gpu_budget_bytes, o.gpu_budget_margin), (budget, margin), options)
 
     def test_options_round_trip_before_the_first_pool(self):
         if any(native.statistics(d).pool_made for d in range(unimem.device_count())):
             self.skipTest("a pool exists: the options are fixed")
         before = native.options_in_force()
         try:
-            chosen = unimem.Options(use_runtime_pool=False, prefetch=False,
-                                    prefetch_min_bytes=4096, limit=1 << 40,
-                                    release_threshold=1 << 30)
-            native.configure(chosen)
-            self.assertEqual(native.options_in_force(), chosen)
+            for chosen in (unimem.Options(use_runtime_pool=False, prefetch=False,
+                                          prefetch_min_bytes=4096, limit=1 << 40,
+                                          release_threshold=1 << 30),
+                           unimem.Options(gpu_budget="free", gpu_budget_margin=1 << 29),
+                           unimem.Options(gpu_budget=1 << 33, gpu_budget_margin=0)):
+                native.configure(chosen)
+                self.assertEqual(native.options_in_force(), chosen)
         finally:
             native.configure(before)
         self.assertEqual(native.options_in_force(), before)
@@ -294,6 +307,17 @@ class TorchRoutes(KeepsOptions):
                     pass
             self.assertEqual(len(torch.calls), 2, "nothing more reached torch")
 
+    def test_route_a_passes_the_gpu_budget_to_the_library(self):
+        if any(native.statistics(d).pool_made for d in range(unimem.device_count())):
+            self.skipTest("a pool exists: the options are fixed")
+        torch = fake_torch()
+        with stand_in("torch", torch) as ut:
+            pool = ut.use_managed_pool(gpu_budget="free", gpu_budget_margin=1 << 30)
+            in_force = native.options_in_force()
+            self.assertEqual((in_force.gpu_budget, in_force.gpu_budget_margin), ("free", 1 << 30))
+            self.assertEqual(pool.options, in_force)
+            self.assertEqual(len(torch.calls), 2)
+
     def test_route_a_refused_once_torch_initialised_cuda(self):
         torch = fake_torch(initialized=True)
         with stand_in("torch", torch) as ut:
@@ -323,8 +347,8 @@ class TorchRoutes(KeepsOptions):
                 self.assertEqual(torch.calls, [])
         torch = fake_torch()
         with stand_in("torch", torch) as ut:
-            with self.assertRaisesRegex(NotImplementedError, "gpu_budget"):
-                ut.use_managed_pool(gpu_budget=1 << 30)
+            with self.assertRaisesRegex(ValueError, "gpu_budget"):
+                ut.use_managed_pool(gpu_budget=0)
             with self.assertRaisesRegex(RuntimeError, "route A"):
                 ut.record_stream(object(), object())
             self.assertEqual(torch.calls, [])

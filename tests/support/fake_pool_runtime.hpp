@@ -19,11 +19,17 @@
 //   overlap: a block used by two owners at once, the race a pool must never make;
 // - fault injection: the next calls of a kind, or calls at random at a rate, fail (a release is
 //   made anyway, then reports the failure);
+// - advice (the GPU budget's, issue 51): kept with each allocation of cudaMallocManaged (its
+//   preferred location and the devices with accessed-by), refused as not supported for a runtime
+//   pool's memory, as CUDA 13 does; each device's free and total memory, as the test sets them;
 // - a ledger of the memory, events and pools held.
-// Host code only: unimem_tests (every toolchain) and tsan.host_tests build it.
+// Host code only: unimem_tests (every toolchain) and tsan.host_tests build it; the tests' shared
+// helpers (pools of either policy over the fake, the ledger's check) are at the end.
 #pragma once
 
 #include <unimem/pool/managed_pool.hpp>
+
+#include <gtest/gtest.h>
 
 #include <condition_variable>
 #include <cstddef>
@@ -32,6 +38,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,7 +54,18 @@ constexpr int device_count = 2;
 enum class call : int {
   malloc, free, event_create, event_destroy, event_record, event_query, event_synchronize,
   stream_wait_event, stream_synchronize, device_synchronize, set_device, pool_create,
-  pool_destroy, pool_threshold, pool_reserved, pool_trim, pool_allocate, pool_free, count_
+  pool_destroy, pool_threshold, pool_reserved, pool_trim, pool_allocate, pool_free, advise,
+  mem_get_info, count_
+};
+
+/// The advice an allocation carries: its preferred location (none, host or a device) and the
+/// devices with accessed-by advice (bit d; the host: bit device_count).
+struct advice_state {
+  static constexpr int none = -2, host = -1;
+  int preferred = none;
+  unsigned accessed_by = 0;
+  bool on_host_for(int d) const { return preferred == host && (accessed_by & (1u << d)) != 0; }
+  bool ordinary() const { return preferred == none && accessed_by == 0; }
 };
 
 /// What the fake saw: the first four stay 0 with a correct pool; then what is held now.
@@ -85,10 +103,16 @@ class world {
     hip_rules_ = hip_rules;
     f_ = findings();
     for (long& n : next_fail_) n = 0;
+    for (long& n : fail_after_) n = 0;
+    for (long& n : calls_) n = 0;
     rate_ = 0;
     on_threshold_ = nullptr;
     before_reserved_ = nullptr;
-    for (int d = 0; d < device_count; ++d) default_[d] = add_stream(d);
+    for (int d = 0; d < device_count; ++d) {
+      default_[d] = add_stream(d);
+      free_[d] = std::size_t{12} << 30;
+      total_[d] = std::size_t{16} << 30;
+    }
     current_device() = 0;
   }
   /// Opens every gate, lets the streams run dry, stops them and frees what is left.
@@ -198,10 +222,23 @@ class world {
     std::lock_guard<std::mutex> l(m_);
     return f_;
   }
-  /// The next n calls of kind c fail.
-  void fail_next(call c, long n = 1) {
+  /// Device d's free and total memory from now on (begin(): 12 GiB free of 16 GiB).
+  void set_memory(int d, std::size_t free, std::size_t total) {
+    std::lock_guard<std::mutex> l(m_);
+    free_[d] = free;
+    total_[d] = total;
+  }
+  /// The advice memory p carries (p: an allocation's start; none where unknown).
+  advice_state advice_of(const void* p) {
+    std::lock_guard<std::mutex> l(m_);
+    const auto it = blocks_.find(const_cast<void*>(p));
+    return it == blocks_.end() ? advice_state() : it->second.advice;
+  }
+  /// The next n calls of kind c fail, once `after` more have succeeded.
+  void fail_next(call c, long n = 1, long after = 0) {
     std::lock_guard<std::mutex> l(m_);
     next_fail_[static_cast<int>(c)] = n;
+    fail_after_[static_cast<int>(c)] = after;
   }
   /// From now on each call but get_device fails with probability per_mille / 1000.
   void fail_at_rate(unsigned per_mille, std::uint64_t seed) {
@@ -357,6 +394,37 @@ class world {
     });
     return ok("cudaDeviceSynchronize (fake)");
   }
+  ub::result mem_get_info(std::size_t* free, std::size_t* total) {
+    std::lock_guard<std::mutex> l(m_);
+    if (fires(call::mem_get_info)) return injected("cudaMemGetInfo (fake)");
+    *free = free_[current_device()];
+    *total = total_[current_device()];
+    return ok("cudaMemGetInfo (fake)");
+  }
+  /// Advice for all of an allocation (the pool advises whole blocks only).
+  ub::result advise(const void* p, std::size_t bytes, ub::mem_advice a, ub::native_location to) {
+    std::lock_guard<std::mutex> l(m_);
+    if (fires(call::advise)) return injected("cudaMemAdvise (fake)");
+    const auto it = blocks_.find(const_cast<void*>(p));
+    if (it == blocks_.end() || it->second.bytes > bytes) {
+      ++f_.unknown_memory;
+      return {ub::error_invalid_value, "cudaMemAdvise (fake): not a whole allocation"};
+    }
+    if (it->second.pool != nullptr) {
+      return {ub::error_not_supported, "cudaMemAdvise (fake): a runtime pool's memory"};
+    }
+    if (!to.host && (to.id < 0 || to.id >= device_count)) {
+      return {ub::error_invalid_device, "cudaMemAdvise (fake)"};
+    }
+    advice_state& st = it->second.advice;
+    const unsigned bit = 1u << (to.host ? device_count : to.id);
+    using m = ub::mem_advice;
+    if (a == m::set_preferred_location) st.preferred = to.host ? advice_state::host : to.id;
+    if (a == m::unset_preferred_location) st.preferred = advice_state::none;
+    if (a == m::set_accessed_by) st.accessed_by |= bit;
+    if (a == m::unset_accessed_by) st.accessed_by &= ~bit;
+    return ok("cudaMemAdvise (fake)");
+  }
   ub::result pool_create(pool_state** out);
   ub::result pool_destroy(pool_state* p);
   ub::result pool_set_release_threshold(pool_state* p, std::size_t bytes);
@@ -394,6 +462,7 @@ class world {
     std::uint64_t gen = 0;       // the generation now
     std::map<std::uint64_t, long> unfinished;  // work queued or running, by generation
     long ops = 0;
+    advice_state advice;
   };
 
   static ub::result ok(const char* call) { return {ub::success, call}; }
@@ -407,7 +476,9 @@ class world {
   bool fires(call c) {
     ++calls_[static_cast<int>(c)];
     long& next = next_fail_[static_cast<int>(c)];
-    bool fail = next > 0;
+    long& after = fail_after_[static_cast<int>(c)];
+    bool fail = next > 0 && after == 0;
+    if (next > 0 && after > 0) --after;
     if (fail) --next;
     if (!fail && rate_ > 0) {
       random_ ^= random_ << 13;
@@ -506,9 +577,11 @@ class world {
   bool hip_rules_ = false;
   findings f_;
   long next_fail_[static_cast<int>(call::count_)] = {};
+  long fail_after_[static_cast<int>(call::count_)] = {};
   long calls_[static_cast<int>(call::count_)] = {};
   unsigned rate_ = 0;
   std::uint64_t random_ = 1;
+  std::size_t free_[device_count] = {}, total_[device_count] = {};
   std::function<void(std::size_t)> on_threshold_;
   std::function<void()> before_reserved_;
   std::vector<std::unique_ptr<stream_state>> streams_;
@@ -684,6 +757,13 @@ struct runtime {
     return w().stream_wait_event(s, e);
   }
   static ub::result stream_synchronize(stream s) noexcept { return w().stream_synchronize(s); }
+  static ub::result mem_get_info(std::size_t* free, std::size_t* total) noexcept {
+    return w().mem_get_info(free, total);
+  }
+  static ub::result advise(const void* p, std::size_t bytes, ub::mem_advice a,
+                           ub::native_location l) noexcept {
+    return w().advise(p, bytes, a, l);
+  }
   static void forget(ub::status) noexcept {}
   [[noreturn]] static void fail(ub::result r, unimem::call_site where, const char* context) {
     unimem::detail::fail(r.code, r.call, where, context);
@@ -717,5 +797,53 @@ class session {
   session& operator=(const session&) = delete;
   world* operator->() const { return &world::get(); }
 };
+
+// ---- what the tests over the fake share ----
+
+/// The pool's policies.
+enum class policy { caching, runtime };
+inline const char* name_of(policy p) {
+  return p == policy::caching ? "caching allocator" : "runtime pool";
+}
+constexpr std::size_t no_limit = std::numeric_limits<std::size_t>::max();
+
+/// The state of a pool of `kind` on `device` over the fake runtime (HIP's rules or CUDA's), with
+/// a release threshold and a GPU budget (unimem::detail::no_gpu_budget: none).
+template <bool Hip = false>
+std::shared_ptr<unimem::detail::pool_core> make_state(
+    policy kind, int device = 0, std::size_t threshold = no_limit,
+    std::size_t budget = unimem::detail::no_gpu_budget) {
+  using R = runtime<Hip>;
+  if (kind == policy::caching) {
+    return std::make_shared<unimem::detail::caching_pool<R>>(device, threshold,
+                                                            ub::error_not_supported, budget);
+  }
+  ub::status why{};
+  return unimem::detail::runtime_pool<R>::make(device, threshold, unimem::call_site::current(),
+                                               why, budget);
+}
+/// A managed_pool over a state the test made (managed_pool's constructor for tests).
+struct pool_over : unimem::managed_pool {
+  explicit pool_over(std::shared_ptr<unimem::detail::pool_core> state)
+      : managed_pool(std::move(state)) {}
+};
+template <bool Hip = false>
+unimem::managed_pool make_pool(policy kind, int device = 0, std::size_t threshold = no_limit,
+                               std::size_t budget = unimem::detail::no_gpu_budget) {
+  return pool_over(make_state<Hip>(kind, device, threshold, budget));
+}
+
+/// Every ledger entry 0 once the streams ran dry: nothing leaked, nothing misused.
+inline void expect_clean(const session& gpu) {
+  gpu->collect();
+  const findings f = gpu->seen();
+  EXPECT_EQ(f.overlaps, 0) << "memory used by two owners at once";
+  EXPECT_EQ(f.rerecords, 0) << "an event recorded again while its last recording was pending";
+  EXPECT_EQ(f.unknown_memory, 0);
+  EXPECT_EQ(f.bad_handles, 0);
+  EXPECT_EQ(f.memory, 0) << "memory leaked";
+  EXPECT_EQ(f.events, 0) << "events leaked";
+  EXPECT_EQ(f.pools, 0) << "a runtime pool never released";
+}
 
 }  // namespace fake_gpu

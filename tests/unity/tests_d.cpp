@@ -4,3 +4,4 @@
 #include "../test_multi_gpu.cpp"
 #include "../test_reliability.cpp"
 #include "../test_pool_fake_runtime.cpp"
+#include "../test_pool_budget.cpp"

@@ -13,6 +13,7 @@
 #include "../core/memory_kind.hpp"
 #include "../core/stream_ref.hpp"
 #include "detail/caching_pool.hpp"
+#include "detail/pool_budget.hpp"
 #include "detail/pool_core.hpp"
 #include "detail/pool_runtime.hpp"
 #include "detail/runtime_pool.hpp"
@@ -45,6 +46,11 @@ class pool_buffer;
 /// classes (at most a quarter more than asked), a block freed on s reused on s at once and on
 /// another stream once its free has completed; see uses_runtime_pool().
 ///
+/// A GPU budget (managed_pool_options::gpu_budget; opt-in): the blocks past it are placed on the
+/// host (preferred location host, accessed by the pool's GPU: read and written over the link,
+/// never migrated), instead of competing for the GPU's memory with the others and thrashing;
+/// statistics() says how many bytes are in each place.
+///
 /// Thread safety (docs/architecture.md, "The managed pool"): allocate(), allocate_for_host(),
 /// deallocate(), trim(), trim_to(), statistics(), reset_peak(), release_threshold(),
 /// set_release_threshold() and the queries may be called on one pool from any threads at once;
@@ -69,7 +75,8 @@ class managed_pool {
   explicit managed_pool(call_site where = call_site::current())
       : managed_pool(managed_pool_options(), where) {}
   /// @brief A pool on the current device.
-  /// @throws unimem::error when there is no GPU ("no GPU was found") or the runtime fails.
+  /// @throws unimem::error when there is no GPU ("no GPU was found") or the runtime fails (also
+  /// in measuring the GPU budget's free memory).
   explicit managed_pool(const managed_pool_options& o, call_site where = call_site::current())
       : managed_pool(make(device::current(where), o, where)) {}
   /// @brief A pool on device d (its streams are d's). @throws unimem::error when the runtime fails.
@@ -124,8 +131,9 @@ class managed_pool {
   void trim_to(std::size_t keep, call_site where = call_site::current()) {
     checked("trim_to").trim_to(keep, where);
   }
-  /// @brief Bytes in use, their peak, bytes held from the runtime, allocations in use, as of one
-  /// moment (bytes held never below bytes in use).
+  /// @brief Bytes in use, their peak, bytes held from the runtime, allocations in use, and of
+  /// those the bytes placed on the host by the GPU budget, as of one moment (bytes held never
+  /// below bytes in use).
   /// @throws unimem::error when the runtime cannot report its pool's memory.
   [[nodiscard]] pool_statistics statistics(call_site where = call_site::current()) const {
     return checked("statistics").statistics(where);
@@ -171,16 +179,29 @@ class managed_pool {
   static std::shared_ptr<detail::pool_core> make(const device& d, const managed_pool_options& o,
                                                  call_site where) {
     detail::require_device(d.device_id(), "unimem::managed_pool", where);  // "no GPU was found"
+    const std::size_t budget = budget_of(d, o, where);
     native_status why = detail::backend::error_not_supported;  // not tried
 #if UNIMEM_DETAIL_HAS_RUNTIME_MANAGED_POOL
     if (o.use_runtime_pool) {
       auto c = detail::runtime_pool<detail::pool_runtime>::make(d.device_id(), o.release_threshold,
-                                                                where, why);
+                                                                where, why, budget);
       if (c != nullptr) return c;
     }
 #endif
-    return std::make_shared<detail::caching_pool<detail::pool_runtime>>(d.device_id(),
-                                                                       o.release_threshold, why);
+    return std::make_shared<detail::caching_pool<detail::pool_runtime>>(
+        d.device_id(), o.release_threshold, why, budget);
+  }
+  /// The GPU budget the options ask for: none where the GPU's managed memory does not migrate
+  /// (one memory for both, or pages that never move: nothing to place).
+  static std::size_t budget_of(const device& d, const managed_pool_options& o, call_site where) {
+    if (o.gpu_budget == 0) return detail::no_gpu_budget;
+    const memory_regime r = d.regime(where);
+    if (r == memory_regime::apu || r == memory_regime::no_migration ||
+        r == memory_regime::no_managed_memory) {
+      return detail::no_gpu_budget;
+    }
+    return detail::measured_gpu_budget<detail::pool_runtime>(d.device_id(), o.gpu_budget,
+                                                             o.gpu_budget_margin, where);
   }
   detail::pool_core& checked(const char* what) const { return checked(core_, what); }
   static detail::pool_core& checked(const std::shared_ptr<detail::pool_core>& core,

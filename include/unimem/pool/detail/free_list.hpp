@@ -13,10 +13,11 @@
 UNIMEM_BEGIN_NAMESPACE
 namespace detail {
 
-/// The caching allocator's free blocks, in two lists keyed by size class: those whose last free
-/// is known to have completed (`ready`, the oldest first), and those whose free may still be
-/// pending (`pending`, in groups by the stream the free was ordered on, each group the oldest
-/// first). Bookkeeping only: no lock (its owner's), no runtime call, no allocation (blocks come
+/// The caching allocator's free blocks, in two lists keyed by class (the size class, with
+/// host_class_bit for blocks the pool's GPU budget placed on the host: pool_block.hpp): those
+/// whose last free is known to have completed (`ready`, the oldest first), and those whose free
+/// may still be pending (`pending`, in groups by the stream the free was ordered on, each group
+/// the oldest first). Bookkeeping only: no lock (its owner's), no runtime call, no allocation (blocks come
 /// and go as nodes), and no step longer than a few lookups: what a step reads is found by key.
 ///
 /// Frees ordered on one stream complete in that order, so of a group only its first free is
@@ -37,6 +38,7 @@ class free_list {
   free_list& operator=(const free_list&) = delete;
 
   std::size_t bytes() const noexcept { return bytes_; }  ///< Of the blocks listed.
+  std::size_t host_bytes() const noexcept { return host_bytes_; }  ///< Of those on the host.
   std::size_t size() const noexcept { return ready_.size() + pending_.size(); }
   std::size_t pending() const noexcept { return pending_.size(); }  ///< Frees maybe pending.
 
@@ -45,15 +47,16 @@ class free_list {
     pool_block& b = n.mapped();
     b.free_id = ++frees_;
     bytes_ += b.size_class;
+    if (b.host) host_bytes_ += b.size_class;
     if (b.done) {
-      n.key() = block_key{b.size_class, 0};
+      n.key() = block_key{class_key(b.size_class, b.host), 0};
       ready_.insert(std::move(n));  // last among its equals
     } else {
-      n.key() = pending_key(b.size_class, b.stream);
+      n.key() = pending_key(class_key(b.size_class, b.host), b.stream);
       pending_.insert(std::move(n));
     }
   }
-  /// The block an allocation of class `size` on stream s takes: for the device, the last freed on
+  /// The block an allocation of class key `size` (class_key()) on stream s takes: for the device, the last freed on
   /// s (its free maybe pending: s waits for it), else the oldest whose free has completed; for
   /// the host the oldest completed, else the last freed on s (the host waits for it). With
   /// `ask`, before the host's second choice and after the device's, the first free of each
@@ -94,23 +97,29 @@ class free_list {
       if (it == pending_.end() || it->second.free_id != q->free_id) continue;  // taken meanwhile
       block_node node = pending_.extract(it);
       node.mapped().done = true;
-      node.key() = block_key{node.mapped().size_class, 0};
+      node.key() = block_key{key_class_of(node), 0};
       ready_.insert(std::move(node));
     }
   }
   /// Moves blocks to `out` until `bytes` have moved: the smaller classes first, the oldest first
-  /// in each; those whose frees have completed first, the others too unless `completed_only`.
-  void move_to(free_list& out, std::size_t bytes, bool completed_only) noexcept {
+  /// in each (those on the GPU before those on the host); those whose frees have completed
+  /// first, the others too unless `completed_only`; with `gpu_only`, none on the host.
+  void move_to(free_list& out, std::size_t bytes, bool completed_only,
+               bool gpu_only = false) noexcept {
     const std::size_t goal = out.bytes() + bytes;
     for (block_list* from : {&ready_, &pending_}) {
       if (from == &pending_ && completed_only) break;
-      while (!from->empty() && out.bytes() < goal) out.push(take(*from, from->begin()));
+      while (!from->empty() && out.bytes() < goal) {
+        if (gpu_only && (from->begin()->first.first & host_class_bit) != 0) break;
+        out.push(take(*from, from->begin()));
+      }
     }
   }
   /// Moves every block to `out`. The numbers of this list's frees go on rising: an answer about
   /// a free listed before is never taken for one listed after.
   void move_all_to(free_list& out) noexcept {
     out.bytes_ += std::exchange(bytes_, 0);
+    out.host_bytes_ += std::exchange(host_bytes_, 0);
     out.ready_.merge(ready_);
     out.pending_.merge(pending_);
   }
@@ -127,8 +136,13 @@ class free_list {
 
  private:
   block_node take(block_list& from, block_list::iterator it) noexcept {
-    bytes_ -= it->second.size_class;
+    const pool_block& b = it->second;
+    bytes_ -= b.size_class;
+    if (b.host) host_bytes_ -= b.size_class;
     return from.extract(it);
+  }
+  static std::size_t key_class_of(const block_node& n) noexcept {
+    return class_key(n.mapped().size_class, n.mapped().host);
   }
   block_list::iterator last_freed_on(std::size_t size, backend::stream_handle s) noexcept {
     const block_key key = pending_key(size, s);
@@ -137,7 +151,7 @@ class free_list {
     --it;
     return it->first.first == key.first && it->first.second == key.second ? it : pending_.end();
   }
-  /// The first free of each group of class `size`, from the group after the last asked about.
+  /// The first free of each group of class key `size`, from the group after the last asked about.
   void ask_about(std::size_t size, questions& q) noexcept {
     const auto begin = pending_.lower_bound(block_key{size, 0});
     const auto end = pending_.upper_bound(block_key{size, max_key});
@@ -162,6 +176,7 @@ class free_list {
   block_list ready_;    // (size class, 0): frees known to have completed
   block_list pending_;  // (size class, stream): frees maybe pending
   std::size_t bytes_ = 0;         // of the blocks listed
+  std::size_t host_bytes_ = 0;    // of those on the host
   std::uint64_t frees_ = 0;       // the number of the last free listed
   std::uintptr_t ask_from_ = 0;   // the stream key the next questions start from
 };

@@ -7,6 +7,7 @@
 #include "../../core/detail/spin_guard.hpp"
 #include "free_list.hpp"
 #include "pool_block.hpp"
+#include "pool_budget.hpp"
 #include "pool_runtime.hpp"
 
 #include <cstddef>
@@ -29,19 +30,30 @@ class managed_blocks {
   managed_blocks(const managed_blocks&) = delete;
   managed_blocks& operator=(const managed_blocks&) = delete;
 
-  /// A node with a block of `size` bytes on the pool's device and an event no recording of
-  /// which is pending; empty where the runtime refuses the memory (its status in `r`).
+  /// A node with a block of `size` bytes on the pool's device, placed on the host for it where
+  /// `host` (advice_to_host()), and an event no recording of which is pending; empty where the
+  /// runtime refuses the memory or, with `advice` set, the advice (its status in `r`; the
+  /// memory went back).
   /// @throws unimem::error where no event can be made.
-  block_node make(std::size_t size, backend::result& r, call_site where) {
+  block_node make(std::size_t size, bool host, backend::result& r, bool& advice, call_site where) {
     block_node n = spare(r);
     if (n.empty()) R::fail(r, where, "managed_pool: making a block's event");
-    n.mapped().size_class = size;
+    pool_block& b = n.mapped();
+    b.size_class = size;
+    b.host = host;
+    advice = false;
     {
       pool_device_scope<R> on(device_, true);
-      r = on.ok() ? R::malloc_managed(&n.mapped().p, size) : on.failure();
+      r = on.ok() ? R::malloc_managed(&b.p, size) : on.failure();
+      if (r.code == backend::success && b.p != nullptr) {
+        if (!host) return n;
+        r = advise_to_host<R>(b.p, size, device_);
+        if (r.code == backend::success) return n;
+        advice = true;
+        (void)R::free(b.p);  // its advice goes with it
+      }
     }
-    if (r.code == backend::success && n.mapped().p != nullptr) return n;
-    n.mapped().p = nullptr;
+    b.p = nullptr;
     keep(std::move(n));
     return {};
   }

@@ -1,5 +1,6 @@
 // unimem (internal): a managed_pool's block record, the size classes of its caching allocator,
-// and the map nodes the records live in (pool/managed_pool.hpp).
+// the regime of a block (ordinary managed memory, or placed on the host by the pool's GPU
+// budget), and the map nodes the records live in (pool/managed_pool.hpp).
 #pragma once
 
 #include "../../core/config.hpp"
@@ -37,10 +38,21 @@ struct pool_block {
   /// The last free (the event's last recording) is known to have completed, or there was none.
   bool done = true;
   bool buffer = false;  // live: a pool_buffer's, which gives it back itself (also after close)
+  /// Placed on the host by the pool's GPU budget (preferred location host, accessed by the
+  /// pool's GPU), else ordinary managed memory counted against the budget (issue 51).
+  bool host = false;
 };
 
-/// A block record's key: (address, 0) while live; (size class, 0) while free and its free known
-/// to have completed; (size class, stream) while free and its free maybe still pending.
+/// The top bit of a free list's class key: set for blocks on the host, which are then a class of
+/// their own (no block of the caching allocator comes near 2^63 bytes).
+constexpr std::size_t host_class_bit = ~(~std::size_t{0} >> 1);
+/// The free lists' key class of a block of `size_class` bytes in its regime.
+constexpr std::size_t class_key(std::size_t size_class, bool host) noexcept {
+  return host ? size_class | host_class_bit : size_class;
+}
+
+/// A block record's key: (address, 0) while live; (class key, 0) while free and its free known
+/// to have completed; (class key, stream) while free and its free maybe still pending.
 struct block_key {
   std::uintptr_t first = 0, second = 0;
   friend bool operator<(const block_key& a, const block_key& b) noexcept {
@@ -59,8 +71,8 @@ using block_node = live_blocks::node_type;
 inline block_key address_key(const void* p) noexcept {
   return {reinterpret_cast<std::uintptr_t>(p), 0};
 }
-inline block_key pending_key(std::size_t size_class, backend::stream_handle s) noexcept {
-  return {size_class, reinterpret_cast<std::uintptr_t>(s)};
+inline block_key pending_key(std::size_t key_class, backend::stream_handle s) noexcept {
+  return {key_class, reinterpret_cast<std::uintptr_t>(s)};
 }
 
 /// A node of a Map holding (k, v), to insert later: it allocates, so make it before a lock.

@@ -1,6 +1,6 @@
 // unimem (internal): the state a managed_pool shares with its buffers: the live allocations,
-// statistics, release threshold and lock, under a policy that supplies and orders the memory
-// (pool/detail/caching_pool.hpp, pool/detail/runtime_pool.hpp).
+// statistics, release threshold, GPU budget and lock, under a policy that supplies and orders the
+// memory (pool/detail/caching_pool.hpp, pool/detail/runtime_pool.hpp).
 #pragma once
 
 #include "../../core/argument_error.hpp"
@@ -11,6 +11,7 @@
 #include "../../core/error.hpp"
 #include "../pool_statistics.hpp"
 #include "pool_block.hpp"
+#include "pool_budget.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -29,8 +30,10 @@ namespace detail {
 /// included) are made after it is released, with what they need copied out under it.
 class pool_core {
  public:
-  pool_core(int device_id, std::size_t threshold, native_status status) noexcept
-      : threshold_(threshold), device_id_(device_id), status_(status) {}
+  /// `budget`: the GPU budget in bytes (pool_budget.hpp), no_gpu_budget for none.
+  pool_core(int device_id, std::size_t threshold, native_status status,
+            std::size_t budget = no_gpu_budget) noexcept
+      : threshold_(threshold), budget_(budget), device_id_(device_id), status_(status) {}
   pool_core(const pool_core&) = delete;
   pool_core& operator=(const pool_core&) = delete;
   virtual ~pool_core() = default;
@@ -52,14 +55,27 @@ class pool_core {
   /// now (after the device's work with them), a pool_buffer's when the buffer gives it back.
   virtual void close() noexcept = 0;
 
+  bool budgeted() const noexcept { return budget_ != no_gpu_budget; }
   /// One moment's statistics: bytes_held read with the counts it is compared with.
   pool_statistics statistics(call_site where) {
-    const std::size_t reserved = runtime_reserved(where);  // a runtime call: before the lock
+    const std::size_t reserved = runtime_reserved(where);  // runtime calls: before the lock
+    const std::size_t held_elsewhere = host_blocks_held(where);
     spin_guard lock(lock_);
-    // The runtime's count, read a moment before, may lag an allocation made meanwhile: the
-    // memory in use is held, whatever it says.
-    const std::size_t held = runtime() ? (reserved > in_use_ ? reserved : in_use_) : held_;
-    return pool_statistics{in_use_, peak_, held, live_.size()};
+    pool_statistics st{in_use_, peak_, 0, live_.size()};
+    st.host_bytes_in_use = host_in_use_;
+    st.has_gpu_budget = budgeted();
+    st.gpu_budget = budgeted() ? budget_ : 0;
+    if (runtime()) {
+      // The runtime's count, read a moment before, may lag an allocation made meanwhile: the
+      // memory in use is held, whatever it says; as the host blocks' count.
+      const std::size_t gpu_in_use = in_use_ - host_in_use_;
+      st.host_bytes_held = held_elsewhere > host_in_use_ ? held_elsewhere : host_in_use_;
+      st.bytes_held = (reserved > gpu_in_use ? reserved : gpu_in_use) + st.host_bytes_held;
+    } else {
+      st.host_bytes_held = host_held_;
+      st.bytes_held = held_;
+    }
+    return st;
   }
   void reset_peak() noexcept {
     spin_guard lock(lock_);
@@ -80,6 +96,8 @@ class pool_core {
  protected:
   /// The runtime pool's reserved bytes (statistics()); 0, without a call, for the caching one.
   virtual std::size_t runtime_reserved(call_site) { return 0; }
+  /// The runtime pool's bytes of blocks on the host, which another pool holds (statistics()).
+  virtual std::size_t host_blocks_held(call_site) { return 0; }
   virtual void apply_release_threshold(std::size_t, call_site) {}
   /// Makes n's block live, asked for `bytes`, a pool_buffer's where `buffer` (the caller holds
   /// the lock).
@@ -87,6 +105,7 @@ class pool_core {
     n.key() = address_key(n.mapped().p);
     n.mapped().asked = bytes;
     n.mapped().buffer = buffer;
+    if (n.mapped().host) host_in_use_ += bytes;
     live_.insert(std::move(n));  // addresses of live allocations are unique: always inserted
     in_use_ += bytes;
     if (in_use_ > peak_) peak_ = in_use_;
@@ -94,9 +113,11 @@ class pool_core {
   /// Takes p's node out of the live allocations (the caller holds the lock); empty if not live.
   block_node untrack(void* p) noexcept {
     block_node n = live_.extract(address_key(p));
-    if (!n.empty()) in_use_ -= n.mapped().asked;
+    if (!n.empty()) forget_in_use(n.mapped());
     return n;
   }
+  /// Bytes in use on the GPU: not in blocks placed on the host (the caller holds the lock).
+  std::size_t gpu_bytes_in_use() const noexcept { return in_use_ - host_in_use_; }
   /// Keeps a block whose free could not be ordered (the pool's device could not be made current
   /// for a default stream) out of use until trim() or close() (the caller holds the lock).
   void set_aside(block_node&& n) noexcept {
@@ -112,7 +133,7 @@ class pool_core {
     for (auto it = live_.begin(); it != live_.end();) {
       const auto at = it++;
       if (at->second.buffer) continue;
-      in_use_ -= at->second.asked;
+      forget_in_use(at->second);
       out.insert(live_.extract(at));
     }
     take_set_aside(out);
@@ -128,15 +149,26 @@ class pool_core {
   atomic_cell<int> lock_{0};  // held through spin_guard
   std::size_t threshold_;     // under the lock, as what follows
   std::size_t held_ = 0;      // caching allocator: bytes of its blocks, live and free
+  std::size_t host_held_ = 0;  // caching allocator: of held_, blocks placed on the host
+  // GPU bytes claimed under the budget and not yet counted (a block being made, or taken back
+  // from the host: caching_pool; an allocation being made: runtime_pool)
+  std::size_t claimed_ = 0;
   bool closed_ = false;       // the managed_pool is gone
+  const std::size_t budget_;  // the GPU budget: no_gpu_budget for none
 
  private:
+  void forget_in_use(const pool_block& b) noexcept {
+    in_use_ -= b.asked;
+    if (b.host) host_in_use_ -= b.asked;
+  }
+
   atomic_cell<int> setting_{0};  // serialises set_release_threshold
   const int device_id_;
   const native_status status_;  // success for the runtime's pool, else why it does not serve
   live_blocks live_;            // by address
   block_list set_aside_;        // blocks whose frees could not be ordered, by address
   std::size_t in_use_ = 0, peak_ = 0;
+  std::size_t host_in_use_ = 0;  // of in_use_, in blocks placed on the host
 };
 
 }  // namespace detail

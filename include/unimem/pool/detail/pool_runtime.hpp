@@ -10,6 +10,7 @@
 #include "../../core/detail/backend/backend.hpp"
 #include "../../core/detail/backend/device.hpp"
 #include "../../core/detail/backend/events.hpp"
+#include "../../core/detail/backend/placement.hpp"
 #include "../../core/detail/backend/pool.hpp"
 #include "../../core/error.hpp"
 #include "../../core/memory_kind.hpp"
@@ -34,6 +35,15 @@ struct pool_runtime {
   static backend::result get_device(int* id) noexcept { return backend::get_device(id); }
   static backend::result set_device(int id) noexcept { return backend::set_device(id); }
   static backend::result device_synchronize() noexcept { return backend::device_synchronize(); }
+  /// The current device's free and total memory.
+  static backend::result mem_get_info(std::size_t* free, std::size_t* total) noexcept {
+    return backend::mem_get_info(free, total);
+  }
+  /// Advice for managed memory (the GPU budget's: pool/detail/pool_budget.hpp).
+  static backend::result advise(const void* p, std::size_t bytes, backend::mem_advice a,
+                                backend::native_location l) noexcept {
+    return backend::advise(p, bytes, a, l);
+  }
   static backend::result malloc_managed(void** p, std::size_t bytes) noexcept {
     return backend::malloc_managed(p, bytes);
   }

@@ -4,7 +4,9 @@
 
 #include "../../core/config.hpp"
 #include "../../core/detail/spin_guard.hpp"
+#include "caching_pool.hpp"
 #include "pool_block.hpp"
+#include "pool_budget.hpp"
 #include "pool_core.hpp"
 #include "pool_runtime.hpp"
 
@@ -18,13 +20,21 @@ namespace detail {
 /// The runtime's pool, which orders reuse itself, with the placement records of the last few
 /// frees (the runtime hands freed memory out at the same address). The calls on a default
 /// stream are made with the pool's device current, as the caching allocator's.
+///
+/// With a GPU budget (pool_budget.hpp), an allocation that would take the bytes in use from the
+/// runtime's pool past it comes from a caching allocator whose blocks are all on the host
+/// (caching_pool with a budget of 0): the runtime's managed pools take no advice (CUDA 13 on the
+/// H200 answers cudaErrorNotSupported; cudaMemAdvise documents cudaMallocManaged's memory), so
+/// the blocks past the budget are cudaMallocManaged's, advised. The budget counts the bytes in
+/// use from the runtime's pool (what it reserves beyond them, it reuses for them).
 template <class R>
 class runtime_pool final : public pool_core {
  public:
   /// The runtime's pool on device `device_id`, or nullptr with `status` where the runtime
   /// refuses one.
   static std::shared_ptr<pool_core> make(int device_id, std::size_t threshold, call_site where,
-                                         native_status& status) {
+                                         native_status& status,
+                                         std::size_t budget = no_gpu_budget) {
     typename R::mem_pool pool{};
     backend::result r{backend::success, ""};
     {
@@ -42,7 +52,13 @@ class runtime_pool final : public pool_core {
     try {
       r = R::pool_set_release_threshold(pool, threshold);
       if (r.code != backend::success) R::fail(r, where, "managed_pool: setting the release threshold");
-      return std::shared_ptr<pool_core>(new runtime_pool(device_id, threshold, pool));
+      std::shared_ptr<caching_pool<R>> host;
+      if (budget != no_gpu_budget) {
+        host = std::make_shared<caching_pool<R>>(device_id, threshold,
+                                                 backend::error_not_supported, 0);
+      }
+      return std::shared_ptr<pool_core>(
+          new runtime_pool(device_id, threshold, pool, budget, std::move(host)));
     } catch (...) {
       (void)R::pool_destroy(pool);
       throw;
@@ -54,32 +70,39 @@ class runtime_pool final : public pool_core {
     refuse_if_closed();
     block_node n = make_node<live_blocks>(block_key{}, pool_block{});  // before the lock
     pool_block& b = n.mapped();
-    pool_device_scope<R> on(device_id(), R::is_default_stream(s));
-    backend::result r = on.ok() ? R::pool_allocate(&b.p, bytes, pool_, s) : on.failure();
-    if (r.code != backend::success || b.p == nullptr) R::fail_allocation(r, bytes, where);
-    if (for_host) {  // the runtime may hand out memory whose free is still queued on s
-      r = R::stream_synchronize(s);
-      if (r.code != backend::success) {
-        (void)R::pool_free(b.p, s);  // as it was: nothing counted yet
-        R::fail(r, where, "managed_pool: ordering the memory after its last free");
-      }
+    if (host_ != nullptr) {
+      spin_guard lock(lock_);
+      b.host = !within_budget(gpu_bytes_in_use() + claimed_, bytes, budget_);
+      if (!b.host) claimed_ += bytes;
+    }
+    if (b.host) {
+      b.p = host_->allocate(bytes, s, for_host, where, stamp);  // throws as this pool would
+    } else {
+      allocate_here(b, bytes, s, for_host, where);
     }
     void* const p = b.p;
     {
       spin_guard lock(lock_);
+      if (host_ != nullptr && !b.host) claimed_ -= bytes;
       if (!closed_) {
-        for (pool_block& x : recent_) {  // the stamp left at p by a free of at least `bytes`
-          if (x.p != p) continue;
-          b.stamp = x.asked >= bytes ? x.stamp : 0;
-          x = pool_block{};
-          break;
+        if (!b.host) {
+          for (pool_block& x : recent_) {  // the stamp left at p by a free of at least `bytes`
+            if (x.p != p) continue;
+            b.stamp = x.asked >= bytes ? x.stamp : 0;
+            x = pool_block{};
+            break;
+          }
+          if (stamp != nullptr) *stamp = b.stamp;
         }
-        if (stamp != nullptr) *stamp = b.stamp;
         track(std::move(n), bytes, stamp != nullptr);
         return p;
       }
     }
-    (void)R::pool_free(p, s);
+    if (b.host) {
+      host_->deallocate(p, s, 0);
+    } else {
+      (void)R::pool_free(p, s);
+    }
     throw_closed();
   }
   void deallocate(void* p, backend::stream_handle s, std::uint64_t stamp) noexcept override {
@@ -89,13 +112,17 @@ class runtime_pool final : public pool_core {
       spin_guard lock(lock_);
       n = untrack(p);
       closed = closed_;
-      if (!n.empty() && stamp != 0) {
+      if (!n.empty() && !n.mapped().host && stamp != 0) {
         n.mapped().stamp = stamp;
         recent_[next_] = n.mapped();
         next_ = (next_ + 1) % recent_count;
       }
     }
     if (n.empty()) return;
+    if (n.mapped().host) {  // the host's pool orders its free and keeps its stamp
+      host_->deallocate(p, s, stamp);
+      return;
+    }
     pool_device_scope<R> on(device_id(), R::is_default_stream(s));
     if (!on.ok() && !closed) {  // nothing can order its free: kept until trim() or close()
       spin_guard lock(lock_);
@@ -122,8 +149,13 @@ class runtime_pool final : public pool_core {
       }
       if (r.code != backend::success) R::fail(r, where, "managed_pool::trim");
     }
-    const backend::result r = R::pool_trim(pool_, keep);
+    backend::result r = R::pool_trim(pool_, keep);
     if (r.code != backend::success) R::fail(r, where, "managed_pool::trim_to");
+    if (host_ == nullptr) return;
+    std::size_t reserved = 0;  // what the runtime's pool still holds: the host's keep the rest
+    r = R::pool_reserved(pool_, &reserved);
+    if (r.code != backend::success) R::fail(r, where, "managed_pool::trim_to");
+    host_->trim_to(keep > reserved ? keep - reserved : 0, where);
   }
   /// Frees what nothing else will (after the device's work with it: its streams are unknown) and
   /// destroys the runtime's pool, which the runtime releases once the pool_buffers' memory is
@@ -135,15 +167,51 @@ class runtime_pool final : public pool_core {
       closed_ = true;
       take_leftovers(left);
     }
+    for (auto it = left.begin(); it != left.end();) {  // the host's pool frees its own
+      if (it->second.host) {
+        it = left.erase(it);
+      } else {
+        ++it;
+      }
+    }
     if (!left.empty() && free_after_the_device(left).code != backend::success) {
       for (const auto& x : left) (void)R::pool_free(x.second.p, nullptr);  // as well as it can
     }
     (void)R::pool_destroy(pool_);
+    if (host_ != nullptr) host_->close();
   }
 
  private:
-  runtime_pool(int device_id, std::size_t threshold, typename R::mem_pool pool) noexcept
-      : pool_core(device_id, threshold, backend::success), pool_(pool) {}
+  runtime_pool(int device_id, std::size_t threshold, typename R::mem_pool pool,
+               std::size_t budget, std::shared_ptr<caching_pool<R>> host) noexcept
+      : pool_core(device_id, threshold, backend::success, budget),
+        pool_(pool),
+        host_(std::move(host)) {}
+
+  /// `bytes` from the runtime's pool into b.p, in the order of s (for the host: after it).
+  /// @throws as allocate() (nothing counted: the caller releases its claim).
+  void allocate_here(pool_block& b, std::size_t bytes, backend::stream_handle s, bool for_host,
+                     call_site where) {
+    pool_device_scope<R> on(device_id(), R::is_default_stream(s));
+    backend::result r = on.ok() ? R::pool_allocate(&b.p, bytes, pool_, s) : on.failure();
+    if (r.code == backend::success && b.p != nullptr && for_host) {
+      r = R::stream_synchronize(s);  // the runtime may hand out memory whose free is queued on s
+      if (r.code != backend::success) {
+        (void)R::pool_free(b.p, s);  // as it was
+        unclaim(bytes);
+        R::fail(r, where, "managed_pool: ordering the memory after its last free");
+      }
+    }
+    if (r.code != backend::success || b.p == nullptr) {
+      unclaim(bytes);
+      R::fail_allocation(r, bytes, where);
+    }
+  }
+  void unclaim(std::size_t bytes) noexcept {
+    if (host_ == nullptr) return;
+    spin_guard lock(lock_);
+    claimed_ -= bytes;
+  }
 
   std::size_t runtime_reserved(call_site where) override {
     {
@@ -155,10 +223,14 @@ class runtime_pool final : public pool_core {
     if (r.code != backend::success) R::fail(r, where, "managed_pool::statistics");
     return reserved;
   }
+  std::size_t host_blocks_held(call_site where) override {
+    return host_ != nullptr ? host_->statistics(where).bytes_held : 0;
+  }
   void apply_release_threshold(std::size_t bytes, call_site where) override {
     refuse_if_closed();
     const backend::result r = R::pool_set_release_threshold(pool_, bytes);
     if (r.code != backend::success) R::fail(r, where, "managed_pool::set_release_threshold");
+    if (host_ != nullptr) host_->set_release_threshold(bytes, where);
   }
 
   /// After close() the runtime's pool is destroyed: what would call it is refused.
@@ -187,6 +259,7 @@ class runtime_pool final : public pool_core {
 
   static constexpr int recent_count = 16;
   const typename R::mem_pool pool_;
+  const std::shared_ptr<caching_pool<R>> host_;  // the blocks past the budget (none without)
   pool_block recent_[recent_count];  // the last frees with a stamp, under the lock
   int next_ = 0;
 };

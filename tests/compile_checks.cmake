@@ -125,6 +125,14 @@ if(TARGET unimem::mpi)  # mpi_requests: temporaries as isend/irecv ranges, allre
        "mpi_requests|2|unimem::mpi::irecv: a temporary container would be freed"
        "mpi_requests|3|unimem::mpi::allreduce needs an element type with an MPI predefined datatype")
 endif()
+# Where the generator writes compile_commands.json (Ninja, Makefiles), each case runs its own
+# compile command and the cases run side by side; elsewhere each builds its target, one at a time
+# (two builds of one tree at once would write its logs together).
+if(CMAKE_GENERATOR STREQUAL "Ninja" OR CMAKE_GENERATOR MATCHES "Makefiles$")
+  set(_compile_commands ON)
+else()
+  set(_compile_commands OFF)
+endif()
 foreach(_case IN LISTS _cases)
   string(REPLACE "|" ";" _parts "${_case}")
   list(GET _parts 0 _file)
@@ -139,10 +147,20 @@ foreach(_case IN LISTS _cases)
   endif()
   target_compile_definitions(${_target} PRIVATE UNIMEM_CASE=${_n})
   unimem_gpu_target(${_target})
-  add_test(NAME compile.${_file}.${_n}
-           COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target ${_target})
+  if(_compile_commands)
+    # The case's compile command alone, beside the others (tests/compile_fail/run_case.cmake).
+    set_target_properties(${_target} PROPERTIES EXPORT_COMPILE_COMMANDS ON)
+    add_test(NAME compile.${_file}.${_n}
+             COMMAND ${CMAKE_COMMAND} -DCOMMANDS=${CMAKE_BINARY_DIR}/compile_commands.json
+                     -DTARGET=${_target} -P ${CMAKE_CURRENT_SOURCE_DIR}/compile_fail/run_case.cmake)
+    set_tests_properties(compile.${_file}.${_n} PROPERTIES LABELS "toolchain;compile_check")
+  else()
+    add_test(NAME compile.${_file}.${_n}
+             COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target ${_target})
+    set_tests_properties(compile.${_file}.${_n} PROPERTIES
+      RESOURCE_LOCK unimem_build_tree LABELS "toolchain;compile_check")
+  endif()
   set_tests_properties(compile.${_file}.${_n} PROPERTIES
-    RESOURCE_LOCK unimem_build_tree LABELS "toolchain;compile_check"
     FAIL_REGULAR_EXPRESSION "no matching function|candidate template ignored")
   if(_message)
     set_tests_properties(compile.${_file}.${_n} PROPERTIES

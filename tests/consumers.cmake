@@ -34,6 +34,23 @@ if(_consumer_cuda_archs)
   list(GET _consumer_cuda_archs 0 _consumer_cuda_archs)
 endif()
 
+# unimem_consumer_test(NAME SCRIPT ARGS... [REQUIRES fixture]): a consumer as two tests, NAME.build
+# (SCRIPT with -DSTEP=build: configure and build, beside the other tests) and NAME (-DSTEP=run:
+# runs what NAME.build made, with the GPU to itself, RESOURCE_LOCK unimem_gpu, as every test
+# that runs GPU code). A build's minutes then never hold the GPU's lock.
+function(unimem_consumer_test name script)
+  cmake_parse_arguments(PARSE_ARGV 2 _c "" "REQUIRES" "ARGS")
+  add_test(NAME ${name}.build COMMAND ${CMAKE_COMMAND} ${_c_ARGS} -DSTEP=build -P ${script})
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} ${_c_ARGS} -DSTEP=run -P ${script})
+  set_tests_properties(${name}.build PROPERTIES LABELS "toolchain;consumer"
+                       FIXTURES_SETUP ${name}.built)
+  if(_c_REQUIRES)
+    set_tests_properties(${name}.build PROPERTIES FIXTURES_REQUIRED ${_c_REQUIRES})
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS "toolchain;consumer" RESOURCE_LOCK unimem_gpu
+                       FIXTURES_REQUIRED ${name}.built)
+endfunction()
+
 # Consumer projects, built and run by ctest with this build's compilers. They need the
 # toolchain at test time (label: toolchain). The backend is detected there as users get it.
 set(_consumer_options -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER} "-DCMAKE_CXX_FLAGS=${CMAKE_CXX_FLAGS}"
@@ -72,18 +89,18 @@ foreach(_mode add_subdirectory find_package)
   endif()
   list(JOIN _options "\n" _lines)
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/consumer-${_mode}.options "${_lines}\n")
-  add_test(NAME consumer.readme.${_mode}
-    COMMAND ${CMAKE_COMMAND} -DREADME=${PROJECT_SOURCE_DIR}/README.md
-            -DMAIN=${CMAKE_CURRENT_SOURCE_DIR}/consumer/main.cpp
-            -DWORK=${CMAKE_CURRENT_BINARY_DIR}/consumer-${_mode} -DMODE=${_mode}
-            -DUNIMEM_SOURCE_DIR=${PROJECT_SOURCE_DIR}
-            -DOPTIONS_FILE=${CMAKE_CURRENT_BINARY_DIR}/consumer-${_mode}.options
-            -DGENERATOR=${CMAKE_GENERATOR}
-            -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/readme_snippet.cmake)
-  set_tests_properties(consumer.readme.${_mode} PROPERTIES LABELS "toolchain;consumer" RESOURCE_LOCK unimem_gpu)
+  set(_requires "")
   if(_mode STREQUAL "find_package")
-    set_tests_properties(consumer.readme.${_mode} PROPERTIES FIXTURES_REQUIRED unimem_installed)
+    set(_requires REQUIRES unimem_installed)
   endif()
+  unimem_consumer_test(consumer.readme.${_mode} ${CMAKE_CURRENT_SOURCE_DIR}/consumer/readme_snippet.cmake
+    ARGS -DREADME=${PROJECT_SOURCE_DIR}/README.md
+         -DMAIN=${CMAKE_CURRENT_SOURCE_DIR}/consumer/main.cpp
+         -DWORK=${CMAKE_CURRENT_BINARY_DIR}/consumer-${_mode} -DMODE=${_mode}
+         -DUNIMEM_SOURCE_DIR=${PROJECT_SOURCE_DIR}
+         -DOPTIONS_FILE=${CMAKE_CURRENT_BINARY_DIR}/consumer-${_mode}.options
+         -DGENERATOR=${CMAKE_GENERATOR}
+    ${_requires})
 endforeach()
 
 # ---- issue 27: FetchContent, the build-tree export, a Makefile with pkg-config, the .deb ----
@@ -98,25 +115,23 @@ endforeach()
 set(_options ${_consumer_options} -DUNIMEM_SOURCE_DIR=${PROJECT_SOURCE_DIR})
 list(JOIN _options "\n" _lines)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/consumer-fetchcontent.options "${_lines}\n")
-add_test(NAME consumer.fetchcontent
-         COMMAND ${CMAKE_COMMAND} -DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/fetchcontent
-                 -DBINARY=${CMAKE_CURRENT_BINARY_DIR}/consumer-fetchcontent
-                 -DGENERATOR=${CMAKE_GENERATOR}
-                 -DOPTIONS_FILE=${CMAKE_CURRENT_BINARY_DIR}/consumer-fetchcontent.options
-                 -P ${CMAKE_CURRENT_SOURCE_DIR}/fetchcontent/fresh_build_and_test.cmake)
+unimem_consumer_test(consumer.fetchcontent
+  ${CMAKE_CURRENT_SOURCE_DIR}/fetchcontent/fresh_build_and_test.cmake
+  ARGS -DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/fetchcontent
+       -DBINARY=${CMAKE_CURRENT_BINARY_DIR}/consumer-fetchcontent
+       -DGENERATOR=${CMAKE_GENERATOR}
+       -DOPTIONS_FILE=${CMAKE_CURRENT_BINARY_DIR}/consumer-fetchcontent.options)
 # find_package(unimem) from this build folder, nothing installed (tests/build_tree).
 set(_options ${_consumer_options} -Dunimem_DIR=${PROJECT_BINARY_DIR}
     -DEXPECTED_CONFIG_DIR=${PROJECT_BINARY_DIR} -DEXPECTED_INCLUDE_DIR=${PROJECT_SOURCE_DIR}/include)
 list(JOIN _options "\n" _lines)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/consumer-build-tree.options "${_lines}\n")
-add_test(NAME consumer.build_tree
-         COMMAND ${CMAKE_COMMAND} -DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/build_tree
-                 -DBINARY=${CMAKE_CURRENT_BINARY_DIR}/consumer-build-tree
-                 -DGENERATOR=${CMAKE_GENERATOR}
-                 -DOPTIONS_FILE=${CMAKE_CURRENT_BINARY_DIR}/consumer-build-tree.options
-                 -P ${CMAKE_CURRENT_SOURCE_DIR}/fetchcontent/fresh_build_and_test.cmake)
-set_tests_properties(consumer.fetchcontent consumer.build_tree PROPERTIES
-                     LABELS "toolchain;consumer" RESOURCE_LOCK unimem_gpu)
+unimem_consumer_test(consumer.build_tree
+  ${CMAKE_CURRENT_SOURCE_DIR}/fetchcontent/fresh_build_and_test.cmake
+  ARGS -DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/build_tree
+       -DBINARY=${CMAKE_CURRENT_BINARY_DIR}/consumer-build-tree
+       -DGENERATOR=${CMAKE_GENERATOR}
+       -DOPTIONS_FILE=${CMAKE_CURRENT_BINARY_DIR}/consumer-build-tree.options)
 
 # examples/vector_add (this toolchain's GPU compiler) and examples/unimem-info (the plain C++
 # compiler: every flag of the .pc file is needed there) built by tests/makefile/Makefile with
@@ -185,13 +200,12 @@ if(_module AND UNIMEM_INSTALL AND UNIMEM_MAKE AND UNIMEM_PKG_CONFIG AND UNIMEM_P
     "set(MODULE ${_module})\nset(GPUCXX [=[${_gpucxx}]=])\nset(GPUFLAGS [=[${_gpuflags}]=])\n"
     "set(HOSTCXX [=[${UNIMEM_PLAIN_CXX}]=])\nset(HOSTFLAGS [=[${_hostflags}]=])\n"
     "set(ENVIRONMENT ${_environment})\nset(EXAMPLES [=[${PROJECT_SOURCE_DIR}/examples]=])\n")
-  add_test(NAME consumer.makefile
-           COMMAND ${CMAKE_COMMAND} -DSETTINGS=${_makefile_settings}
-                   -DPKG_CONFIG_PATH=${_prefix}/${UNIMEM_PKGCONFIG_DIR}
-                   -DWORK=${CMAKE_CURRENT_BINARY_DIR}/consumer-makefile
-                   -P ${CMAKE_CURRENT_SOURCE_DIR}/makefile/run.cmake)
-  set_tests_properties(consumer.makefile PROPERTIES LABELS "toolchain;consumer" RESOURCE_LOCK unimem_gpu
-                       FIXTURES_REQUIRED unimem_installed
+  unimem_consumer_test(consumer.makefile ${CMAKE_CURRENT_SOURCE_DIR}/makefile/run.cmake
+    ARGS -DSETTINGS=${_makefile_settings}
+         -DPKG_CONFIG_PATH=${_prefix}/${UNIMEM_PKGCONFIG_DIR}
+         -DWORK=${CMAKE_CURRENT_BINARY_DIR}/consumer-makefile
+    REQUIRES unimem_installed)
+  set_tests_properties(consumer.makefile.build consumer.makefile PROPERTIES
                        PASS_REGULAR_EXPRESSION "makefile: vector_add and unimem-info built with ${_module}")
 elseif(_module)
   message(STATUS "unimem: no make, pkg-config or plain C++ compiler here (or UNIMEM_INSTALL is OFF): no consumer.makefile")

@@ -3,10 +3,25 @@
 # tests/consumer/main.cpp, and is configured, built and run with the toolchain's options.
 #   cmake -DREADME=... -DMAIN=... -DWORK=<dir> -DMODE=add_subdirectory|find_package
 #         -DUNIMEM_SOURCE_DIR=... -DOPTIONS_FILE=<one configure option per line>
-#         -DGENERATOR=... -P readme_snippet.cmake
+#         -DGENERATOR=... [-DSTEP=build|run] -P readme_snippet.cmake
+# STEP=build configures and builds, STEP=run runs what a build step made; neither: both.
 # find_package mode uses the alternative the snippet names in its comment on the
 # add_subdirectory line ("or: find_package(...)"), nothing else changes.
 cmake_minimum_required(VERSION 3.21)
+
+function(run_app)
+  execute_process(COMMAND "${WORK}/build/app" RESULT_VARIABLE _rc OUTPUT_VARIABLE _out
+                  ERROR_VARIABLE _out)
+  message(STATUS "app: ${_out}")
+  if(NOT _rc EQUAL 0 OR NOT _out MATCHES "consumer: OK")
+    message(FATAL_ERROR "README.md's app failed (exit ${_rc})")
+  endif()
+endfunction()
+if(STEP STREQUAL "run")
+  run_app()
+  message(STATUS "README.md's project: ran (${MODE})")
+  return()
+endif()
 
 file(READ "${README}" _readme)
 string(FIND "${_readme}" "## Use it in your project" _at)
@@ -52,10 +67,9 @@ execute_process(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/build" RESULT_VARIAB
 if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "building README.md's project failed")
 endif()
-execute_process(COMMAND "${WORK}/build/app" RESULT_VARIABLE _rc OUTPUT_VARIABLE _out
-                ERROR_VARIABLE _out)
-message(STATUS "app: ${_out}")
-if(NOT _rc EQUAL 0 OR NOT _out MATCHES "consumer: OK")
-  message(FATAL_ERROR "README.md's app failed (exit ${_rc})")
+if(STEP STREQUAL "build")
+  message(STATUS "README.md's project: configured and built (${MODE})")
+  return()
 endif()
+run_app()
 message(STATUS "README.md's project: configured, built and ran (${MODE})")

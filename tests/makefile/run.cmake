@@ -4,9 +4,35 @@
 # linked and started, as README's consumer projects do; unimem-info must exit 0 either way.
 #   cmake -DSETTINGS=<file of set() lines: MAKE PKG_CONFIG MODULE GPUCXX GPUFLAGS HOSTCXX
 #                     HOSTFLAGS ENVIRONMENT EXAMPLES>
-#         -DPKG_CONFIG_PATH=<folder of unimem's .pc files> -DWORK=<folder> -P run.cmake
+#         -DPKG_CONFIG_PATH=<folder of unimem's .pc files> -DWORK=<folder> [-DSTEP=build|run]
+#         -P run.cmake
+# STEP=build builds both, STEP=run runs what a build step made; neither: both.
 cmake_minimum_required(VERSION 3.21)
 include("${SETTINGS}")
+
+# Runs both programs a build made.
+function(run_programs)
+  execute_process(COMMAND "${WORK}/unimem-info" RESULT_VARIABLE _rc OUTPUT_VARIABLE _out
+                  ERROR_VARIABLE _out)
+  message(STATUS "unimem-info (exit ${_rc}): ${_out}")
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "unimem-info, built by ${HOSTCXX} with ${MODULE}'s flags, failed (exit ${_rc})")
+  endif()
+  execute_process(COMMAND "${WORK}/vector_add" RESULT_VARIABLE _rc OUTPUT_VARIABLE _out
+                  ERROR_VARIABLE _out)
+  message(STATUS "vector_add (exit ${_rc}): ${_out}")
+  if(_rc EQUAL 0 AND _out MATCHES "vector_add: all [0-9]+ elements correct")
+    message(STATUS "makefile: vector_add and unimem-info built with ${MODULE}; vector_add verified on the GPU")
+  elseif(_rc EQUAL 2 AND _out MATCHES "no GPU was found")
+    message(STATUS "makefile: vector_add and unimem-info built with ${MODULE}, linked and ran (no GPU here)")
+  else()
+    message(FATAL_ERROR "vector_add failed (exit ${_rc})")
+  endif()
+endfunction()
+if(STEP STREQUAL "run")
+  run_programs()
+  return()
+endif()
 
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -35,19 +61,8 @@ if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "make failed (exit ${_rc})")
 endif()
 
-execute_process(COMMAND "${WORK}/unimem-info" RESULT_VARIABLE _rc OUTPUT_VARIABLE _out
-                ERROR_VARIABLE _out)
-message(STATUS "unimem-info (exit ${_rc}): ${_out}")
-if(NOT _rc EQUAL 0)
-  message(FATAL_ERROR "unimem-info, built by ${HOSTCXX} with ${MODULE}'s flags, failed (exit ${_rc})")
+if(STEP STREQUAL "build")
+  message(STATUS "makefile: vector_add and unimem-info built with ${MODULE}")
+  return()
 endif()
-execute_process(COMMAND "${WORK}/vector_add" RESULT_VARIABLE _rc OUTPUT_VARIABLE _out
-                ERROR_VARIABLE _out)
-message(STATUS "vector_add (exit ${_rc}): ${_out}")
-if(_rc EQUAL 0 AND _out MATCHES "vector_add: all [0-9]+ elements correct")
-  message(STATUS "makefile: vector_add and unimem-info built with ${MODULE}; vector_add verified on the GPU")
-elseif(_rc EQUAL 2 AND _out MATCHES "no GPU was found")
-  message(STATUS "makefile: vector_add and unimem-info built with ${MODULE}, linked and ran (no GPU here)")
-else()
-  message(FATAL_ERROR "vector_add failed (exit ${_rc})")
-endif()
+run_programs()

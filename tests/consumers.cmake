@@ -34,23 +34,6 @@ if(_consumer_cuda_archs)
   list(GET _consumer_cuda_archs 0 _consumer_cuda_archs)
 endif()
 
-# unimem_consumer_test(NAME SCRIPT ARGS... [REQUIRES fixture]): a consumer as two tests, NAME.build
-# (SCRIPT with -DSTEP=build: configure and build, beside the other tests) and NAME (-DSTEP=run:
-# runs what NAME.build made, with the GPU to itself, RESOURCE_LOCK unimem_gpu, as every test
-# that runs GPU code). A build's minutes then never hold the GPU's lock.
-function(unimem_consumer_test name script)
-  cmake_parse_arguments(PARSE_ARGV 2 _c "" "REQUIRES" "ARGS")
-  add_test(NAME ${name}.build COMMAND ${CMAKE_COMMAND} ${_c_ARGS} -DSTEP=build -P ${script})
-  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} ${_c_ARGS} -DSTEP=run -P ${script})
-  set_tests_properties(${name}.build PROPERTIES LABELS "toolchain;consumer"
-                       FIXTURES_SETUP ${name}.built)
-  if(_c_REQUIRES)
-    set_tests_properties(${name}.build PROPERTIES FIXTURES_REQUIRED ${_c_REQUIRES})
-  endif()
-  set_tests_properties(${name} PROPERTIES LABELS "toolchain;consumer" RESOURCE_LOCK unimem_gpu
-                       FIXTURES_REQUIRED ${name}.built)
-endfunction()
-
 # Consumer projects, built and run by ctest with this build's compilers. They need the
 # toolchain at test time (label: toolchain). The backend is detected there as users get it.
 set(_consumer_options -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER} "-DCMAKE_CXX_FLAGS=${CMAKE_CXX_FLAGS}"

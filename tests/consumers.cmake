@@ -204,19 +204,18 @@ option(UNIMEM_TEST_PACKAGE "ctest package.deb: build the .deb and .tar.gz, unpac
 if(UNIMEM_TEST_PACKAGE AND _makefile_settings AND PROJECT_IS_TOP_LEVEL AND UNIMEM_DPKG AND UNIMEM_DPKG_DEB)
   list(JOIN _consumer_options "\n" _lines)
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/consumer-package.options "${_lines}\n")
-  add_test(NAME package.deb
-           COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR}
-                   -DWORK=${CMAKE_CURRENT_BINARY_DIR}/package -DVERSION=${PROJECT_VERSION}
-                   -DREADME=${PROJECT_SOURCE_DIR}/README.md
-                   -DMAIN=${CMAKE_CURRENT_SOURCE_DIR}/consumer/main.cpp
-                   -DREADME_SCRIPT=${CMAKE_CURRENT_SOURCE_DIR}/consumer/readme_snippet.cmake
-                   -DOPTIONS_FILE=${CMAKE_CURRENT_BINARY_DIR}/consumer-package.options
-                   -DGENERATOR=${CMAKE_GENERATOR}
-                   -DMAKEFILE_SCRIPT=${CMAKE_CURRENT_SOURCE_DIR}/makefile/run.cmake
-                   -DMAKEFILE_SETTINGS=${_makefile_settings}
-                   -DDPKG=${UNIMEM_DPKG} -DDPKG_DEB=${UNIMEM_DPKG_DEB}
-                   -P ${CMAKE_CURRENT_SOURCE_DIR}/package/check_deb.cmake)
-  set_tests_properties(package.deb PROPERTIES LABELS "toolchain;consumer" RESOURCE_LOCK unimem_gpu
+  unimem_consumer_test(package.deb ${CMAKE_CURRENT_SOURCE_DIR}/package/check_deb.cmake
+    ARGS -DBUILD_DIR=${PROJECT_BINARY_DIR}
+         -DWORK=${CMAKE_CURRENT_BINARY_DIR}/package -DVERSION=${PROJECT_VERSION}
+         -DREADME=${PROJECT_SOURCE_DIR}/README.md
+         -DMAIN=${CMAKE_CURRENT_SOURCE_DIR}/consumer/main.cpp
+         -DREADME_SCRIPT=${CMAKE_CURRENT_SOURCE_DIR}/consumer/readme_snippet.cmake
+         -DOPTIONS_FILE=${CMAKE_CURRENT_BINARY_DIR}/consumer-package.options
+         -DGENERATOR=${CMAKE_GENERATOR}
+         -DMAKEFILE_SCRIPT=${CMAKE_CURRENT_SOURCE_DIR}/makefile/run.cmake
+         -DMAKEFILE_SETTINGS=${_makefile_settings}
+         -DDPKG=${UNIMEM_DPKG} -DDPKG_DEB=${UNIMEM_DPKG_DEB})
+  set_tests_properties(package.deb PROPERTIES
     PASS_REGULAR_EXPRESSION "package: the unpacked .deb served find_package and pkg-config")
 elseif(UNIMEM_TEST_PACKAGE)
   message(STATUS "unimem: package.deb needs dpkg, dpkg-deb, make, pkg-config and UNIMEM_INSTALL: not added")

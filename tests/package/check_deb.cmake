@@ -5,7 +5,9 @@
 # examples/vector_add through the Makefile and pkg-config (the .pc files are relocatable).
 #   cmake -DBUILD_DIR=<unimem build> -DWORK=<folder> -DVERSION=<x.y.z> -DREADME=... -DMAIN=...
 #         -DREADME_SCRIPT=... -DOPTIONS_FILE=... -DGENERATOR=... -DMAKEFILE_SCRIPT=...
-#         -DMAKEFILE_SETTINGS=... -DDPKG=... -DDPKG_DEB=... -P check_deb.cmake
+#         -DMAKEFILE_SETTINGS=... -DDPKG=... -DDPKG_DEB=... [-DSTEP=build|run] -P check_deb.cmake
+# STEP=build makes, checks and unpacks the packages and builds the two consumers; STEP=run runs
+# the consumers a build step made; neither: both.
 cmake_minimum_required(VERSION 3.21)
 
 function(run what)
@@ -15,6 +17,35 @@ function(run what)
   endif()
   set(_out "${_out}" PARENT_SCOPE)
 endfunction()
+
+set(_root "${WORK}/root")
+# The two consumers against the unpacked .deb, for this step.
+function(consumers)
+  execute_process(COMMAND "${CMAKE_COMMAND}" -DREADME=${README} -DMAIN=${MAIN}
+                          -DWORK=${WORK}/find_package -DMODE=find_package
+                          -DOPTIONS_FILE=${WORK}/find_package.options -DGENERATOR=${GENERATOR}
+                          -DSTEP=${STEP} -P "${README_SCRIPT}"
+                  RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "README's project through find_package against the unpacked .deb failed")
+  endif()
+  file(READ "${WORK}/find_package/build/CMakeCache.txt" _cache)
+  if(NOT _cache MATCHES "\nunimem_DIR:PATH=${_root}/usr/share/cmake/unimem\n")
+    message(FATAL_ERROR "README's project did not take unimem from the unpacked .deb")
+  endif()
+  execute_process(COMMAND "${CMAKE_COMMAND}" -DSETTINGS=${MAKEFILE_SETTINGS}
+                          -DPKG_CONFIG_PATH=${_root}/usr/share/pkgconfig -DWORK=${WORK}/makefile
+                          -DSTEP=${STEP} -P "${MAKEFILE_SCRIPT}"
+                  RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "vector_add through the Makefile and pkg-config against the unpacked .deb failed")
+  endif()
+endfunction()
+if(STEP STREQUAL "run")
+  consumers()
+  message(STATUS "package: the unpacked .deb served find_package and pkg-config")
+  return()
+endif()
 
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -79,29 +110,10 @@ if(NOT _out MATCHES "unimem-${VERSION}-noarch/include/unimem/unimem.hpp\n"
 endif()
 
 # Unpacked anywhere, the tree works through find_package and through pkg-config.
-set(_root "${WORK}/root")
 run("dpkg -x" "${DPKG}" -x "${_deb}" "${_root}")
 file(STRINGS "${OPTIONS_FILE}" _options)
 list(APPEND _options "-DCMAKE_PREFIX_PATH=${_root}/usr")
 list(JOIN _options "\n" _lines)
 file(WRITE "${WORK}/find_package.options" "${_lines}\n")
-execute_process(COMMAND "${CMAKE_COMMAND}" -DREADME=${README} -DMAIN=${MAIN}
-                        -DWORK=${WORK}/find_package -DMODE=find_package
-                        -DOPTIONS_FILE=${WORK}/find_package.options -DGENERATOR=${GENERATOR}
-                        -P "${README_SCRIPT}"
-                RESULT_VARIABLE _rc)
-if(NOT _rc EQUAL 0)
-  message(FATAL_ERROR "README's project through find_package against the unpacked .deb failed")
-endif()
-file(READ "${WORK}/find_package/build/CMakeCache.txt" _cache)
-if(NOT _cache MATCHES "\nunimem_DIR:PATH=${_root}/usr/share/cmake/unimem\n")
-  message(FATAL_ERROR "README's project did not take unimem from the unpacked .deb")
-endif()
-execute_process(COMMAND "${CMAKE_COMMAND}" -DSETTINGS=${MAKEFILE_SETTINGS}
-                        -DPKG_CONFIG_PATH=${_root}/usr/share/pkgconfig -DWORK=${WORK}/makefile
-                        -P "${MAKEFILE_SCRIPT}"
-                RESULT_VARIABLE _rc)
-if(NOT _rc EQUAL 0)
-  message(FATAL_ERROR "vector_add through the Makefile and pkg-config against the unpacked .deb failed")
-endif()
+consumers()
 message(STATUS "package: the unpacked .deb served find_package and pkg-config")

@@ -19,23 +19,20 @@ if(STEP STREQUAL "run")
 endif()
 file(REMOVE_RECURSE "${BINARY}")
 file(STRINGS "${OPTIONS_FILE}" _options)
+# The project's tests run in the same call unless this is the build step alone.
+set(_test --test-command "${_bin}/ctest" --output-on-failure)
+set(_what "configure, build or test")
+set(_done "configured, built and tested")
 if(STEP STREQUAL "build")
-  execute_process(COMMAND "${_bin}/ctest" --build-and-test "${SOURCE}" "${BINARY}"
-                          --build-generator "${GENERATOR}" --build-noclean
-                          --build-options ${_options}
-                  RESULT_VARIABLE _rc)
-  if(NOT _rc EQUAL 0)
-    message(FATAL_ERROR "${SOURCE}: configure or build failed (exit ${_rc})")
-  endif()
-  message(STATUS "${SOURCE}: configured and built")
-  return()
+  set(_test "")
+  set(_what "configure or build")
+  set(_done "configured and built")
 endif()
 execute_process(COMMAND "${_bin}/ctest" --build-and-test "${SOURCE}" "${BINARY}"
                         --build-generator "${GENERATOR}" --build-noclean
-                        --build-options ${_options}
-                        --test-command "${_bin}/ctest" --output-on-failure
+                        --build-options ${_options} ${_test}
                 RESULT_VARIABLE _rc)
 if(NOT _rc EQUAL 0)
-  message(FATAL_ERROR "${SOURCE}: configure, build or test failed (exit ${_rc})")
+  message(FATAL_ERROR "${SOURCE}: ${_what} failed (exit ${_rc})")
 endif()
-message(STATUS "${SOURCE}: configured, built and tested")
+message(STATUS "${SOURCE}: ${_done}")

@@ -57,13 +57,14 @@ if(UNIMEM_CXX_IS_HIPCC AND UNIMEM_HIP_PLATFORM STREQUAL "nvidia" AND UNIMEM_PLAI
   # ours only contradicts): a device pass per header and GPU target, 265 of the toolchain's 716
   # compile seconds. The headers compile alone as host code with the plain C++ compiler and
   # unimem-hip-nvidia.pc's flags, as a host file of a HIP-on-NVIDIA program does.
+  separate_arguments(_pc_defines UNIX_COMMAND "${UNIMEM_PC_DEFINES}")  # the build's options
   set(_objects "")
   foreach(_src IN LISTS _header_sources)
     get_filename_component(_name "${_src}" NAME_WE)
     set(_object ${CMAKE_CURRENT_BINARY_DIR}/headers/${_name}.o)
     add_custom_command(OUTPUT ${_object}
       COMMAND ${UNIMEM_PLAIN_CXX} -std=c++17 -O2 -DUNIMEM_BACKEND_HIP -D__HIP_PLATFORM_NVIDIA__=1
-              -I${PROJECT_SOURCE_DIR}/include -Wall -Wextra -Werror -MD -MF ${_object}.d
+              ${_pc_defines} -I${PROJECT_SOURCE_DIR}/include -Wall -Wextra -Werror -MD -MF ${_object}.d
               -c ${_src} -o ${_object}
       DEPENDS ${_src} DEPFILE ${_object}.d
       COMMENT "unimem: ${_name}.cpp compiled alone (${UNIMEM_PLAIN_CXX}, HIP on NVIDIA)" VERBATIM)

@@ -19,6 +19,10 @@
 #   bench      unimem-bench --only pool,steady-state,stream,dlpack (the ratio block's rows)
 #   oversub05  unimem-bench --only oversubscribe at 0.5x and 1x
 #   torch      python/bench/bench_torch.py --only in_memory (0.8x of what is left free)
+#   model      the model test (ModelGpu.*) at 60 seeds x 8,000 operations
+#   pygpu      tests/python/test_buffers_gpu.py (ObviousCalls: torch, CuPy, NumPy on our memory)
+#   memcheck-all  compute-sanitizer memcheck (leak check) over every GPU test (*Gpu*)
+#   benchall   unimem-bench, every section (the ratio block)
 set -u
 budget=${1:-560}
 shift || true
@@ -82,6 +86,12 @@ for step in "${steps[@]}"; do
                  --oversubscribe-factors 0.5,1 --csv "$logs/oversubscribe05.csv" ;;
     torch) run torch 200 "$py" "$root/python/bench/bench_torch.py" --only in_memory \
              --json "$logs/bench-torch.json" ;;
+    model) UNIMEM_MODEL_SEEDS=60 UNIMEM_MODEL_OPS=8000 run model 300 "$b/tests/unimem_tests" \
+             --gtest_filter='Model*' --gtest_brief=1 ;;
+    pygpu) run pygpu 150 "$py" "$root/tests/python/test_buffers_gpu.py" -v ;;
+    memcheck-all) run memcheck-all 300 compute-sanitizer --tool memcheck --leak-check full \
+                    --error-exitcode 9 "$b/tests/unimem_tests" --gtest_filter='*Gpu*' --gtest_brief=1 ;;
+    benchall) run benchall 300 "$b/bench/unimem-bench" --csv "$logs/bench-all.csv" ;;
     hooked) run hooked 60 "$b/tests/unimem_tests" --gtest_filter="$filter" ;;
     *) note "unknown step $step" ;;
   esac

@@ -36,9 +36,21 @@ unimem_chroot_packages() {
 
 unimem_chroot_dir() { echo "$unimem_chroot_cache/$1"; }
 
+# What dpkg leaves out of a chroot: the CUDA toolkit's math and media libraries (cuBLAS,
+# cuFFT, cuSPARSE, cuSOLVER, cuRAND, NPP, nvJPEG: 4 of trixie's 5.8 GB, libcublasLt_static.a
+# alone 961 MB), which unimem neither includes nor links, and the documentation. Unpacking them
+# was most of making a chroot; nvcc's own libraries (cudart, cudadevrt, nvrtc, nvvm, cupti) stay.
+unimem_chroot_excludes() {
+  local lib=/usr/lib/x86_64-linux-gnu p
+  for p in cublas cufft cusparse cusolver curand npp nvjpeg nvblas cuinj64; do
+    echo "$lib/lib$p*"
+  done
+  printf '%s\n' '/usr/share/doc/*' '/usr/share/man/*' '/usr/share/locale/*'
+}
+
 # The recipe: a change to it makes the next run build the chroot again.
 unimem_chroot_recipe() {
-  echo "unimem chroot recipe 1: suite $1; mirror $unimem_debian_mirror; packages $(unimem_chroot_packages "$1")"
+  echo "unimem chroot recipe 2: suite $1; mirror $unimem_debian_mirror; packages $(unimem_chroot_packages "$1"); left out $(unimem_chroot_excludes | paste -sd ' ')"
 }
 
 unimem_chroot_ensure() {
@@ -65,6 +77,8 @@ unimem_chroot_ensure() {
                  --aptopt='Acquire::Check-Valid-Until "false"'
                  --aptopt='Acquire::Retries "3"'
                  --include="$(unimem_chroot_packages "$suite" | tr ' ' ',')")
+  local p
+  while read -r p; do opts+=(--dpkgopt="path-exclude=$p"); done < <(unimem_chroot_excludes)
   local -a sources=()
   if [ "$suite" = experimental ]; then
     # experimental holds only what differs from sid: both, and experimental first.

@@ -34,10 +34,12 @@ cd "$unimem_root"
 # Last, whatever the outcome: stop a chroot still being made (an interrupted run), then print
 # the whole command's wall time (install, chroots, every toolchain): CI has a time budget.
 chroot_job=""
+lane_pids=()
 chroot_logs=$(mktemp -d)
 unimem_test_exit() {
   local s=$SECONDS
   [ -n "$chroot_job" ] && kill -- -"$chroot_job" 2>/dev/null  # its process group: mmdebstrap too
+  [ ${#lane_pids[@]} -gt 0 ] && kill "${lane_pids[@]}" 2>/dev/null  # toolchains still running
   rm -rf "$chroot_logs"
   echo "test.sh: total $((s / 60)) min $((s % 60)) s"
 }
@@ -50,6 +52,23 @@ if [ ${#toolchains[@]} -eq 0 ]; then
   toolchains=("${unimem_all_toolchains[@]}" docs)
   summary_file=${UNIMEM_TEST_SUMMARY:-$unimem_root/docs/generated/test-summary.md}
 fi
+
+# Two toolchains at a time on a machine without a GPU (UNIMEM_TEST_LANES: auto, or a number):
+# a toolchain leaves cores idle while it configures (one process), while its ctest's lock holds
+# the GPU tests to one at a time and at its end, and the other toolchain takes them. With a GPU,
+# one at a time: two toolchains' GPU tests beside each other would see each other's memory and
+# kernels. Each toolchain's output is shown whole when it ends; the summary keeps the list's order.
+gpu_present() {
+  nvidia-smi -L 2>/dev/null | grep -q '^GPU ' && return 0
+  command -v rocminfo >/dev/null && rocminfo 2>/dev/null | grep -qE '^ *Name: +gfx[0-9]' && return 0
+  [ -e /dev/kfd ] && ls /sys/class/kfd/kfd/topology/nodes/*/gpu_id 2>/dev/null |
+    xargs -r cat 2>/dev/null | grep -qv '^0$'
+}
+lanes=${UNIMEM_TEST_LANES:-auto}
+if [ "$lanes" = auto ]; then
+  if gpu_present; then lanes=1; elif [ "$(nproc)" -ge 2 ]; then lanes=2; else lanes=1; fi
+fi
+[[ "$lanes" =~ ^[1-9][0-9]*$ ]] || { echo "test.sh: UNIMEM_TEST_LANES must be auto or a number" >&2; exit 2; }
 
 # The chroots the toolchains need are made in the background, one at a time in the order they
 # are needed, while this machine's toolchains build: making one is downloading and unpacking
@@ -196,6 +215,8 @@ write_summary() {
     echo "- **Machine:** $machine; GPU: $gpu"
     echo "- **Install step:** $install_state"
     echo "- **Chroots:** ${chroots:-none needed}"
+    echo "- **Toolchains at a time:** $lanes$([ "$lanes" -gt 1 ] &&
+      echo " (no GPU: each toolchain's time is its wall time beside another's, not a share of the whole)")"
     echo "- **Whole command:** $((total / 60)) min $((total % 60)) s ($total s): $([ ${#failed[@]} -eq 0 ] &&
       echo "all passed" || echo "FAILED: ${failed[*]}")"
     echo
@@ -230,15 +251,41 @@ if [ "${UNIMEM_SKIP_INSTALL:-0}" != 1 ]; then
   install_state="$(grep -q 'install-deps: installed' "$chroot_logs/install.log" &&
     echo "missing packages installed" || echo "every package present") in $SECONDS s"
 fi
+[ "$lanes" -gt 1 ] && echo "=== $lanes toolchains at a time (no GPU here; UNIMEM_TEST_LANES=1 for one)"
 failed=()
 rows=()
-declare -A chroot_state=()
+declare -A chroot_state=() tc_log=() tc_rc=() lane_tc=()
 chroot_order=()
+lane_pids=()
+next=0
+while [ "$next" -lt ${#toolchains[@]} ] || [ ${#lane_tc[@]} -gt 0 ]; do
+  while [ "$next" -lt ${#toolchains[@]} ] && [ ${#lane_tc[@]} -lt "$lanes" ]; do
+    tc=${toolchains[$next]}
+    next=$((next + 1))
+    tc_log[$tc]=$(mktemp)
+    if [ "$lanes" -eq 1 ]; then  # as it comes
+      run_toolchain "$tc" 2>&1 | tee "${tc_log[$tc]}"
+      tc_rc[$tc]=${PIPESTATUS[0]}
+      continue
+    fi
+    echo "=== $tc: started ($(date -u +%H:%M:%S))"
+    run_toolchain "$tc" > "${tc_log[$tc]}" 2>&1 < /dev/null &
+    lane_tc[$!]=$tc
+    lane_pids+=("$!")
+  done
+  [ ${#lane_tc[@]} -gt 0 ] || continue
+  done_pid=""
+  wait -n -p done_pid "${!lane_tc[@]}"
+  rc=$?
+  [ -n "$done_pid" ] || continue
+  tc=${lane_tc[$done_pid]}
+  unset "lane_tc[$done_pid]"
+  tc_rc[$tc]=$rc
+  cat "${tc_log[$tc]}"
+done
 for tc in "${toolchains[@]}"; do
-  log=$(mktemp)
-  run_toolchain "$tc" 2>&1 | tee "$log"
-  rc=${PIPESTATUS[0]}
-  [ "$rc" -eq 0 ] || failed+=("$tc")
+  log=${tc_log[$tc]}
+  [ "${tc_rc[$tc]}" -eq 0 ] || failed+=("$tc")
   suite=$(unimem_toolchain_suite "$tc" 2>/dev/null) || suite=""
   where=${suite:+$suite chroot}
   if [ -n "$suite" ] && [ -z "${chroot_state[$suite]:-}" ]; then  # the first toolchain of a suite

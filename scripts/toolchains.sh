@@ -8,9 +8,11 @@
 
 unimem_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Every toolchain the test command runs, in order: this machine's, then the chroots'.
-unimem_all_toolchains=(hip-amd hip-nvidia cuda sanitize hip-amd-5.7 hip-amd-6.4 hip-amd-7.2
-                       cuda-12.4 cuda-12.5)
+# Every toolchain the test command runs, in order. Without a GPU two run at a time (test.sh), so
+# the longest come first and the shortest last; the chroots are made in the order first needed
+# (experimental, trixie, sid), in the background while this machine's toolchains build.
+unimem_all_toolchains=(hip-amd hip-nvidia cuda hip-amd-7.2 cuda-12.5 sanitize hip-amd-5.7 cuda-12.4
+                       hip-amd-6.4)
 
 # The Debian suite whose chroot holds a toolchain (empty: this machine); fails for unknown ones.
 unimem_toolchain_suite() {

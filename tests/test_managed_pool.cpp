@@ -245,6 +245,29 @@ TEST(PoolFreeList, TheFirstPendingFreeOfEachStreamIsAskedAbout) {
   EXPECT_EQ(many.first_pending(from, out, 5), 0u);
 }
 
+// The answers about pending frees come in the order they were asked, which goes round the
+// streams (each allocation asks from where the last stopped): a block whose free is found
+// completed is listed by its free's age all the same, so the oldest completed free is taken
+// first. Listed in the order of the answers, the GPU run of 2026-12-05 (H100 and H200) handed
+// out the block freed second (ManagedPoolGpu.NoReuseOnAnotherStream...: z != x).
+TEST(PoolFreeList, ABlockFoundCompletedIsListedByItsFreesAge) {
+  ud::free_list l;
+  l.push(freed(1, 1024, 1, false));  // the older free, on stream 1
+  l.push(freed(2, 1024, 2, false));  // the newer, on stream 2
+  ud::free_list::questions q;
+  EXPECT_TRUE(l.take(1024, stream_no(3), false, &q).empty());
+  ASSERT_EQ(q.count, 2u);
+  std::swap(q.free[0], q.free[1]);  // stream 2's answer first, as a later round would ask
+  q.free[0].completed = q.free[1].completed = true;
+  l.note(q.free, q.count);
+  EXPECT_EQ(l.pending(), 0u);
+  l.push(freed(3, 1024, 1, true));  // completed when freed: the newest of all
+  EXPECT_EQ(name_of(l.take(1024, stream_no(3), false, nullptr)), 1u) << "the oldest free";
+  EXPECT_EQ(name_of(l.take(1024, stream_no(3), false, nullptr)), 2u);
+  EXPECT_EQ(name_of(l.take(1024, stream_no(3), true, nullptr)), 3u);
+  EXPECT_EQ(l.size(), 0u);
+}
+
 // An answer is noted only where the block is still listed under the free it was asked about:
 // taken and freed again meanwhile (its event recorded anew), it stays of unknown outcome.
 TEST(PoolFreeList, AnAnswerAboutAnEarlierFreeOfTheBlockIsIgnored) {

@@ -929,6 +929,10 @@ TEST(ManagedPoolGpu, StressThreadsStreamsDevicesAndPoolsEndingUnderLoad) {
       o.release_threshold = round % 3 == 0 ? std::size_t{1} << 20 : o.release_threshold;
       std::optional<managed_pool> pool(std::in_place, o);
       runtime = pool->uses_runtime_pool();
+      // Where a run ends in a crash or a hang, the last of these lines says where (stderr is
+      // unbuffered; the GPU run of 2026-12-05 lost the stdout that would have said it).
+      std::fprintf(stderr, "stress: %s, round %d of %d%s\n", pool->implementation_name(), round + 1,
+                   rounds, end_under_load ? ", the pool ends under load" : "");
       std::atomic<int> arrived{0};
       std::atomic<bool> go_on{false};
       std::atomic<long> below{0};

@@ -23,6 +23,9 @@
 #   pygpu      tests/python/test_buffers_gpu.py (ObviousCalls: torch, CuPy, NumPy on our memory)
 #   memcheck-all  compute-sanitizer memcheck (leak check) over every GPU test (*Gpu*)
 #   benchall   unimem-bench, every section (the ratio block)
+#   stress     the pool's stress test alone (it crashed on an H100 and hung on an H200, 2026-12-05;
+#              its stderr names the allocator and round reached)
+#   stress-pf  the same with the UVM hook's tracker off (UNIMEM_HOST_ACCESS=page-faults)
 set -u
 budget=${1:-560}
 shift || true
@@ -93,6 +96,9 @@ for step in "${steps[@]}"; do
                     --error-exitcode 9 "$b/tests/unimem_tests" --gtest_filter='*Gpu*' --gtest_brief=1 ;;
     benchall) run benchall 300 "$b/bench/unimem-bench" --csv "$logs/bench-all.csv" ;;
     hooked) run hooked 60 "$b/tests/unimem_tests" --gtest_filter="$filter" ;;
+    stress) run stress 60 "$b/tests/unimem_tests" --gtest_filter='*StressThreads*' ;;
+    stress-pf) run stress-pf 60 env UNIMEM_HOST_ACCESS=page-faults "$b/tests/unimem_tests" \
+                 --gtest_filter='*StressThreads*' ;;
     *) note "unknown step $step" ;;
   esac
 done

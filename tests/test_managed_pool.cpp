@@ -245,6 +245,29 @@ TEST(PoolFreeList, TheFirstPendingFreeOfEachStreamIsAskedAbout) {
   EXPECT_EQ(many.first_pending(from, out, 5), 0u);
 }
 
+// The answers about pending frees come in the order they were asked, which goes round the
+// streams (each allocation asks from where the last stopped): a block whose free is found
+// completed is listed by its free's age all the same, so the oldest completed free is taken
+// first. Listed in the order of the answers, the GPU run of 2026-12-05 (H100 and H200) handed
+// out the block freed second (ManagedPoolGpu.NoReuseOnAnotherStream...: z != x).
+TEST(PoolFreeList, ABlockFoundCompletedIsListedByItsFreesAge) {
+  ud::free_list l;
+  l.push(freed(1, 1024, 1, false));  // the older free, on stream 1
+  l.push(freed(2, 1024, 2, false));  // the newer, on stream 2
+  ud::free_list::questions q;
+  EXPECT_TRUE(l.take(1024, stream_no(3), false, &q).empty());
+  ASSERT_EQ(q.count, 2u);
+  std::swap(q.free[0], q.free[1]);  // stream 2's answer first, as a later round would ask
+  q.free[0].completed = q.free[1].completed = true;
+  l.note(q.free, q.count);
+  EXPECT_EQ(l.pending(), 0u);
+  l.push(freed(3, 1024, 1, true));  // completed when freed: the newest of all
+  EXPECT_EQ(name_of(l.take(1024, stream_no(3), false, nullptr)), 1u) << "the oldest free";
+  EXPECT_EQ(name_of(l.take(1024, stream_no(3), false, nullptr)), 2u);
+  EXPECT_EQ(name_of(l.take(1024, stream_no(3), true, nullptr)), 3u);
+  EXPECT_EQ(l.size(), 0u);
+}
+
 // An answer is noted only where the block is still listed under the free it was asked about:
 // taken and freed again meanwhile (its event recorded anew), it stays of unknown outcome.
 TEST(PoolFreeList, AnAnswerAboutAnEarlierFreeOfTheBlockIsIgnored) {
@@ -906,12 +929,17 @@ TEST(ManagedPoolGpu, StressThreadsStreamsDevicesAndPoolsEndingUnderLoad) {
       o.release_threshold = round % 3 == 0 ? std::size_t{1} << 20 : o.release_threshold;
       std::optional<managed_pool> pool(std::in_place, o);
       runtime = pool->uses_runtime_pool();
+      // Where a run ends in a crash or a hang, the last of these lines says where (stderr is
+      // unbuffered; the GPU run of 2026-12-05 lost the stdout that would have said it).
+      std::fprintf(stderr, "stress: %s, round %d of %d%s\n", pool->implementation_name(), round + 1,
+                   rounds, end_under_load ? ", the pool ends under load" : "");
       std::atomic<int> arrived{0};
       std::atomic<bool> go_on{false};
       std::atomic<long> below{0};
       std::vector<std::thread> team;
       for (int t = 0; t < threads; ++t) {
         team.emplace_back([&, t] {
+          bool counted = false;  // arrived at the half-way mark (a failure before it counts too)
           try {
             unimem::device_guard on_home(home);
             std::uint64_t state = static_cast<std::uint64_t>(round * 131 + t + 1) * 0x9e3779b97f4a7c15ull;
@@ -959,6 +987,7 @@ TEST(ManagedPoolGpu, StressThreadsStreamsDevicesAndPoolsEndingUnderLoad) {
             for (int i = 0; i < operations; ++i) {
               if (i == operations / 2) {
                 ++arrived;
+                counted = true;
                 while (!go_on.load()) std::this_thread::yield();
                 ended = end_under_load;
               }
@@ -1027,6 +1056,7 @@ TEST(ManagedPoolGpu, StressThreadsStreamsDevicesAndPoolsEndingUnderLoad) {
           } catch (const std::exception& e) {
             std::fprintf(stderr, "round %d, thread %d: %s\n", round, t, e.what());
             ++failures;
+            if (!counted) ++arrived;  // the main thread waits for every thread to arrive
           }
         });
       }

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -196,6 +197,78 @@ TEST(PoolOverAFakeRuntime, ThePoolsEndReturnsItsRawAllocationsAndTheRuntimesPool
     buffer.reset();
     expect_clean(gpu);
   }
+}
+
+// The GPU run of 2026-12-05 (CUDA 13): the stress test that ends pools under load crashed on an
+// H100 and hung on an H200. Whatever the cause, the pool's end no longer leans on the runtime's
+// rarer paths: (a) the runtime's pool is destroyed only once the last buffer's memory has gone
+// back into it, never with memory out; (b) the caching allocator's memory goes back to the
+// runtime after the work queued with it, waited for by the pool (a buffer freed after its pool
+// waits for its stream; the end waits for the pending frees and, for memory of allocate() still
+// out, for the device), not on cudaFree's implicit wait, which the driver's reference says it
+// only "may" do.
+TEST(PoolOverAFakeRuntime, ThePoolsEndNeverDestroysTheRuntimesPoolWithMemoryOut) {
+  fake_gpu::session gpu;
+  const ub::stream_handle s = gpu->make_stream(0);
+  std::optional<pool_buffer<int>> buffer;
+  {
+    managed_pool pool = make_pool(policy::runtime);
+    buffer.emplace(100, pool, s);
+    gpu->launch(s, buffer->data(), 400, gpu->own(buffer->data()));
+  }
+  EXPECT_EQ(gpu->calls(call::pool_destroy), 0) << "a buffer's memory is still out";
+  buffer.reset();
+  EXPECT_EQ(gpu->calls(call::pool_destroy), 1) << "with the last buffer, the state and its pool";
+  expect_clean(gpu);
+}
+
+TEST(PoolOverAFakeRuntime, TheCachingAllocatorsEndWaitsForTheWorkBeforeFreeingTheMemory) {
+  fake_gpu::session gpu;
+  const ub::stream_handle s = gpu->make_stream(0);
+  std::optional<pool_buffer<int>> buffer;
+  {
+    managed_pool pool = make_pool(policy::caching);
+    void* raw = pool.allocate(5000, s);  // out at the end: the device is waited for
+    gpu->launch(s, raw, 5000, gpu->own(raw));
+    void* back = pool.allocate(300, s);  // free, its free pending: its event is waited for
+    gpu->launch(s, back, 300, gpu->own(back));
+    pool.deallocate(back, 300, s);
+    buffer.emplace(100, pool, s);
+    const long events = gpu->calls(call::event_synchronize);
+    const long devices = gpu->calls(call::device_synchronize);
+    { managed_pool ending(std::move(pool)); }
+    EXPECT_EQ(gpu->calls(call::device_synchronize), devices + 1) << "for the memory still out";
+    EXPECT_EQ(gpu->calls(call::event_synchronize), events + 1) << "for the pending free";
+  }
+  gpu->launch(s, buffer->data(), 400, gpu->own(buffer->data()));
+  const long streams = gpu->calls(call::stream_synchronize);
+  buffer.reset();  // after its pool: its stream is waited for, then the memory goes
+  EXPECT_EQ(gpu->calls(call::stream_synchronize), streams + 1);
+  expect_clean(gpu);
+}
+
+// Only the runtime's answer to the pool itself may select the caching allocator (it refuses
+// managed pools before CUDA 13): a failure to make the pool's device current is thrown with its
+// status. It was taken for the runtime refusing its pool, and the pool went on silently with the
+// caching allocator (the fault sweep on the H100, 2026-12-05: cudaGetDevice failing).
+TEST(PoolOverAFakeRuntime, AFailureToMakeThePoolsDeviceCurrentIsThrownNotTakenForARefusal) {
+  fake_gpu::session gpu;
+  gpu->fail_with(ub::error_invalid_value);  // the status a refused pool answers with
+  gpu->fail_next(call::set_device);          // the pool is on device 1, device 0 is current
+  try {
+    (void)make_state(policy::runtime, 1);
+    ADD_FAILURE() << "no exception";
+  } catch (const unimem::error& e) {
+    EXPECT_NE(std::string(e.what()).find("making the pool's device current"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(gpu->calls(call::pool_create), 0);
+  gpu->fail_with(ub::error_unknown);
+  std::shared_ptr<ud::pool_core> state = make_state(policy::runtime, 1);  // and it works again
+  ASSERT_NE(state, nullptr);
+  { pool_over pool(state); }
+  state.reset();
+  expect_clean(gpu);
 }
 
 // 6. The pool's thread-safety contract excludes its end (or a move assignment) beside its other

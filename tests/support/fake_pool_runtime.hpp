@@ -106,6 +106,7 @@ class world {
     for (long& n : fail_after_) n = 0;
     for (long& n : calls_) n = 0;
     rate_ = 0;
+    injected_status_ = ub::error_unknown;
     on_threshold_ = nullptr;
     before_reserved_ = nullptr;
     for (int d = 0; d < device_count; ++d) {
@@ -239,6 +240,11 @@ class world {
     std::lock_guard<std::mutex> l(m_);
     next_fail_[static_cast<int>(c)] = n;
     fail_after_[static_cast<int>(c)] = after;
+  }
+  /// The status injected failures carry from now on (begin(): error_unknown).
+  void fail_with(ub::status st) {
+    std::lock_guard<std::mutex> l(m_);
+    injected_status_ = st;
   }
   /// From now on each call but get_device fails with probability per_mille / 1000.
   void fail_at_rate(unsigned per_mille, std::uint64_t seed) {
@@ -466,7 +472,7 @@ class world {
   };
 
   static ub::result ok(const char* call) { return {ub::success, call}; }
-  ub::result injected(const char* call) { return {ub::error_unknown, call}; }
+  ub::result injected(const char* call) { return {injected_status_, call}; }
   ub::result destroyed_pool(const char* call) {
     ++f_.bad_handles;
     return {ub::error_invalid_value, call};
@@ -575,6 +581,7 @@ class world {
   std::mutex m_;
   std::condition_variable cv_;
   bool hip_rules_ = false;
+  ub::status injected_status_ = ub::error_unknown;
   findings f_;
   long next_fail_[static_cast<int>(call::count_)] = {};
   long fail_after_[static_cast<int>(call::count_)] = {};
@@ -772,7 +779,10 @@ struct runtime {
     unimem::detail::fail(r.code != ub::success ? r.code : ub::error_invalid_value, r.call, where,
                          "managed_pool (fake runtime)");
   }
-  static bool refuses_pool(ub::status) noexcept { return false; }
+  /// As CUDA's (backend::refuses_managed_pool): a runtime without managed pools answers so.
+  static bool refuses_pool(ub::status s) noexcept {
+    return s == ub::error_not_supported || s == ub::error_invalid_value;
+  }
   static ub::result pool_create(mem_pool* p) noexcept { return w().pool_create(p); }
   static ub::result pool_destroy(mem_pool p) noexcept { return w().pool_destroy(p); }
   static ub::result pool_set_release_threshold(mem_pool p, std::size_t bytes) noexcept {

@@ -95,8 +95,8 @@ class managed_pool {
   }
   /// @brief Returns everything the pool holds to the runtime; never throws. Allocations of
   /// allocate() still out, which nothing can give back any more, are freed with it (after the
-  /// device's work: the runtime's free waits for it); a pool_buffer's memory stays valid until the
-  /// buffer goes (it may outlive its pool).
+  /// device's work, which it waits for); a pool_buffer's memory stays valid until the buffer goes
+  /// (it may outlive its pool), and the runtime's pool with it.
   ~managed_pool() {
     if (core_ != nullptr) core_->close();
   }

@@ -79,7 +79,10 @@ class caching_pool final : public pool_core {
     if (n.empty()) return;
     n.mapped().stream = s;
     n.mapped().stamp = stamp;
-    if (closed) {
+    if (closed) {  // its memory goes back now: after the work queued on s with it (a pool_buffer's
+      // check kernel, say), not on the runtime's free to wait for the device (which it "may")
+      pool_device_scope<R> on(device_id(), R::is_default_stream(s));
+      if (on.ok()) R::forget(R::stream_synchronize(s).code);
       keep(std::move(n), true);
       return;
     }
@@ -124,18 +127,35 @@ class caching_pool final : public pool_core {
     }
     release_above(keep_bytes, false, where);
   }
+  /// The free blocks go back once their frees have completed (waited for), and the memory of
+  /// allocate() still out once the device is idle (its streams are unknown), as runtime_pool's.
   void close() noexcept override {
     free_list gone;
+    block_list left;
     {
       spin_guard lock(lock_);
       closed_ = true;
       free_.move_all_to(gone);
-      block_list left;
       take_leftovers(left);
-      while (!left.empty()) gone.push(left.extract(left.begin()));
       forget_held(gone);
     }
-    blocks_.give_back(gone);
+    if (!left.empty()) {
+      {
+        pool_device_scope<R> on(device_id(), true);
+        if (on.ok()) R::forget(R::device_synchronize().code);
+      }
+      free_list out;
+      while (!left.empty()) out.push(left.extract(left.begin()));
+      {
+        spin_guard lock(lock_);
+        forget_held(out);
+      }
+      for (block_node n = out.take_first(); !n.empty(); n = out.take_first()) {
+        n.mapped().done = true;  // the device was waited for
+        gone.push(std::move(n));
+      }
+    }
+    (void)give_back(gone, {backend::success, ""});
     blocks_.close();
   }
 

@@ -15,7 +15,8 @@ namespace detail {
 
 /// The caching allocator's free blocks, in two lists keyed by class (the size class, with
 /// host_class_bit for blocks the pool's GPU budget placed on the host: pool_block.hpp): those
-/// whose last free is known to have completed (`ready`, the oldest first), and those whose free
+/// whose last free is known to have completed (`ready`, the oldest free first, however it came to
+/// be known), and those whose free
 /// may still be pending (`pending`, in groups by the stream the free was ordered on, each group
 /// the oldest first). Bookkeeping only: no lock (its owner's), no runtime call, no allocation (blocks come
 /// and go as nodes), and no step longer than a few lookups: what a step reads is found by key.
@@ -49,8 +50,8 @@ class free_list {
     bytes_ += b.size_class;
     if (b.host) host_bytes_ += b.size_class;
     if (b.done) {
-      n.key() = block_key{class_key(b.size_class, b.host), 0};
-      ready_.insert(std::move(n));  // last among its equals
+      n.key() = block_key{class_key(b.size_class, b.host), b.free_id};
+      ready_.insert(std::move(n));  // the newest of its class
     } else {
       n.key() = pending_key(class_key(b.size_class, b.host), b.stream);
       pending_.insert(std::move(n));
@@ -97,8 +98,8 @@ class free_list {
       if (it == pending_.end() || it->second.free_id != q->free_id) continue;  // taken meanwhile
       block_node node = pending_.extract(it);
       node.mapped().done = true;
-      node.key() = block_key{key_class_of(node), 0};
-      ready_.insert(std::move(node));
+      node.key() = block_key{key_class_of(node), node.mapped().free_id};  // by its free's age,
+      ready_.insert(std::move(node));  // whichever order the answers came in
     }
   }
   /// Moves blocks to `out` until `bytes` have moved: the smaller classes first, the oldest first
@@ -173,7 +174,7 @@ class free_list {
   }
 
   static constexpr std::uintptr_t max_key = std::numeric_limits<std::uintptr_t>::max();
-  block_list ready_;    // (size class, 0): frees known to have completed
+  block_list ready_;    // (size class, free number): frees known to have completed, oldest first
   block_list pending_;  // (size class, stream): frees maybe pending
   std::size_t bytes_ = 0;         // of the blocks listed
   std::size_t host_bytes_ = 0;    // of those on the host

@@ -51,8 +51,9 @@ constexpr std::size_t class_key(std::size_t size_class, bool host) noexcept {
   return host ? size_class | host_class_bit : size_class;
 }
 
-/// A block record's key: (address, 0) while live; (class key, 0) while free and its free known
-/// to have completed; (class key, stream) while free and its free maybe still pending.
+/// A block record's key: (address, 0) while live; (class key, the free's number) while free and
+/// its free known to have completed; (class key, stream) while free and its free maybe still
+/// pending.
 struct block_key {
   std::uintptr_t first = 0, second = 0;
   friend bool operator<(const block_key& a, const block_key& b) noexcept {

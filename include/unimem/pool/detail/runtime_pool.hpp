@@ -39,7 +39,11 @@ class runtime_pool final : public pool_core {
     backend::result r{backend::success, ""};
     {
       pool_device_scope<R> on(device_id, true);
-      r = on.ok() ? R::pool_create(&pool) : on.failure();
+      // Only the runtime's answer to the pool itself may select the caching allocator: a
+      // failure to make the device current is the caller's error (it was taken for a refused
+      // pool, its status for the runtime's: the fault sweep on the H100, 2026-12-05).
+      if (!on.ok()) R::fail(on.failure(), where, "managed_pool: making the pool's device current");
+      r = R::pool_create(&pool);
     }
     status = r.code;
     if (R::refuses_pool(r.code)) {
@@ -157,9 +161,13 @@ class runtime_pool final : public pool_core {
     if (r.code != backend::success) R::fail(r, where, "managed_pool::trim_to");
     host_->trim_to(keep > reserved ? keep - reserved : 0, where);
   }
-  /// Frees what nothing else will (after the device's work with it: its streams are unknown) and
-  /// destroys the runtime's pool, which the runtime releases once the pool_buffers' memory is
-  /// freed too.
+  /// Frees what nothing else will (after the device's work with it: its streams are unknown).
+  /// The runtime's pool itself goes with this state, once the last pool_buffer from it has
+  /// freed its memory into it: the runtime allows destroying a pool with allocations out, but
+  /// then every later free goes into a destroyed pool, from any thread, a path few programs take
+  /// (the stress test that ends a pool under load crashed on an H100 and hung on an H200 with
+  /// CUDA 13, 2026-12-05; which of the two allocators it was is not known).
+  ~runtime_pool() override { (void)R::pool_destroy(pool_); }
   void close() noexcept override {
     block_list left;
     {
@@ -177,7 +185,6 @@ class runtime_pool final : public pool_core {
     if (!left.empty() && free_after_the_device(left).code != backend::success) {
       for (const auto& x : left) (void)R::pool_free(x.second.p, nullptr);  // as well as it can
     }
-    (void)R::pool_destroy(pool_);
     if (host_ != nullptr) host_->close();
   }
 
@@ -216,7 +223,7 @@ class runtime_pool final : public pool_core {
   std::size_t runtime_reserved(call_site where) override {
     {
       spin_guard lock(lock_);
-      if (closed_) return 0;  // the runtime's pool is destroyed
+      if (closed_) return 0;  // the pool's end: nothing held for its users
     }
     std::size_t reserved = 0;
     const backend::result r = R::pool_reserved(pool_, &reserved);
@@ -233,7 +240,8 @@ class runtime_pool final : public pool_core {
     if (host_ != nullptr) host_->set_release_threshold(bytes, where);
   }
 
-  /// After close() the runtime's pool is destroyed: what would call it is refused.
+  /// After close() the runtime's pool takes only the frees of the memory still out: what else
+  /// would call it is refused.
   void refuse_if_closed() {
     bool closed = false;
     {

@@ -15,9 +15,11 @@
 # hip-amd-5.7 and cuda-12.4 (trixie), hip-amd-6.4 (sid), hip-amd-7.2 and cuda-12.5
 # (experimental).
 #
-# Environment: JOBS, UNIMEM_SKIP_INSTALL=1 to skip the install step, CUDACXX to pick the nvcc of
-# the cuda toolchain (default: /usr/local/cuda/bin/nvcc, else the newest found),
-# UNIMEM_CHROOT_CACHE, UNIMEM_DEBIAN_MIRROR (scripts/chroot.sh), UNIMEM_TEST_SUMMARY (below).
+# Environment: JOBS (each toolchain's build and ctest jobs), UNIMEM_TEST_LANES (toolchains at a
+# time: auto, two where no GPU is found, or a number), UNIMEM_SKIP_INSTALL=1 to skip the install
+# step, CUDACXX to pick the nvcc of the cuda toolchain (default: /usr/local/cuda/bin/nvcc, else
+# the newest found), UNIMEM_CHROOT_CACHE, UNIMEM_DEBIAN_MIRROR (scripts/chroot.sh),
+# UNIMEM_TEST_SUMMARY (below).
 #
 # At its end it writes and prints a summary in Markdown: per toolchain whether it configured and
 # built, ctest's passed/skipped/failed counts and the times; the install step, whether each

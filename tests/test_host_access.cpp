@@ -527,9 +527,9 @@ TEST(HostAccess, TheSelfCheckProvesThisDriversLayoutAndRefusesAWrongOne) {
   }
   EXPECT_GE(t, 0) << "module " << v << ": " << ha::to_string(verdict);
   EXPECT_EQ(verdict, ha::proof::checked) << ha::to_string(verdict);
-  std::printf("  self-check of module %u.%u.%u in its layout: %s\n", uvm::branch_of(v),
-              static_cast<unsigned>((v >> 16) & 0xffff), static_cast<unsigned>(v & 0xffff),
-              ha::to_string(verdict));
+  ha::description module{};
+  ha::append_version(module, v);  // as report() writes it: 580.159.04, not 580.159.4
+  std::printf("  self-check of module %s in its layout: %s\n", module.text, ha::to_string(verdict));
   {  // during a stream capture (a first placement may come in one): the capture goes on
     unimem::stream s;
     ASSERT_EQ(HOST_ACCESS_RT(StreamBeginCapture)(s.get(), HOST_ACCESS_RT(StreamCaptureModeGlobal)),

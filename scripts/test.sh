@@ -67,10 +67,15 @@ gpu_present() {
     xargs -r cat 2>/dev/null | grep -qv '^0$'
 }
 lanes=${UNIMEM_TEST_LANES:-auto}
+old_bash=$(( BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1) ))  # no wait -p
 if [ "$lanes" = auto ]; then
-  if gpu_present; then lanes=1; elif [ "$(nproc)" -ge 2 ]; then lanes=2; else lanes=1; fi
+  if gpu_present || [ "$old_bash" = 1 ]; then lanes=1; elif [ "$(nproc)" -ge 2 ]; then lanes=2; else lanes=1; fi
 fi
 [[ "$lanes" =~ ^[1-9][0-9]*$ ]] || { echo "test.sh: UNIMEM_TEST_LANES must be auto or a number" >&2; exit 2; }
+if [ "$lanes" -gt 1 ] && [ "$old_bash" = 1 ]; then
+  echo "test.sh: more than one toolchain at a time needs bash 5.1 or newer (this is $BASH_VERSION)" >&2
+  exit 2
+fi
 
 # The chroots the toolchains need are made in the background, one at a time in the order they
 # are needed, while this machine's toolchains build: making one is downloading and unpacking

@@ -258,7 +258,7 @@ if [ "${UNIMEM_SKIP_INSTALL:-0}" != 1 ]; then
   install_state="$(grep -q 'install-deps: installed' "$chroot_logs/install.log" &&
     echo "missing packages installed" || echo "every package present") in $SECONDS s"
 fi
-[ "$lanes" -gt 1 ] && echo "=== $lanes toolchains at a time (no GPU here; UNIMEM_TEST_LANES=1 for one)"
+[ "$lanes" -gt 1 ] && [ ${#toolchains[@]} -gt 1 ] && echo "=== $lanes toolchains at a time (no GPU here; UNIMEM_TEST_LANES=1 for one)"
 failed=()
 rows=()
 declare -A chroot_state=() tc_log=() tc_rc=() lane_tc=()

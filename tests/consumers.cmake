@@ -36,8 +36,13 @@ endif()
 
 # Consumer projects, built and run by ctest with this build's compilers. They need the
 # toolchain at test time (label: toolchain). The backend is detected there as users get it.
+# A Release build without the optimizer: what a consumer tests is found in configuring, compiling
+# and linking it, and the test programs run the optimizers of every toolchain that builds Release;
+# at -O3 they were most of the consumers' time. nvcc's -O is its host compiler's: with none, the
+# host code is not optimized and the device code is as always.
 set(_consumer_options -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER} "-DCMAKE_CXX_FLAGS=${CMAKE_CXX_FLAGS}"
-    -DCMAKE_BUILD_TYPE=Release)
+    -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O0 -DNDEBUG"
+    "-DCMAKE_CUDA_FLAGS_RELEASE=-DNDEBUG" "-DCMAKE_HIP_FLAGS_RELEASE=-O0 -DNDEBUG")
 if(CMAKE_LIBRARY_ARCHITECTURE)
   list(APPEND _consumer_options -DCMAKE_LIBRARY_ARCHITECTURE=${CMAKE_LIBRARY_ARCHITECTURE})
 endif()

@@ -8,9 +8,10 @@
 
 unimem_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Every toolchain the test command runs, in order. Without a GPU two run at a time (test.sh), so
-# the longest come first and the shortest last; the chroots are made in the order first needed
-# (experimental, trixie, sid), in the background while this machine's toolchains build.
+# Every toolchain the test command runs, in order: the longest first and the shortest last (where
+# several run at a time, test.sh's UNIMEM_TEST_LANES, none is left alone at the end); the chroots
+# are made in the order first needed (experimental, trixie, sid), in the background while this
+# machine's toolchains build.
 unimem_all_toolchains=(hip-amd hip-nvidia cuda hip-amd-7.2 cuda-12.5 sanitize hip-amd-5.7 cuda-12.4
                        hip-amd-6.4)
 

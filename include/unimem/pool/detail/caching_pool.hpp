@@ -131,31 +131,26 @@ class caching_pool final : public pool_core {
   /// allocate() still out once the device is idle (its streams are unknown), as runtime_pool's.
   void close() noexcept override {
     free_list gone;
-    block_list left;
+    bool leftovers = false;
     {
       spin_guard lock(lock_);
       closed_ = true;
       free_.move_all_to(gone);
+      block_list left;
       take_leftovers(left);
-      forget_held(gone);
-    }
-    if (!left.empty()) {
-      {
-        pool_device_scope<R> on(device_id(), true);
-        if (on.ok()) R::forget(R::device_synchronize().code);
-      }
-      free_list out;
-      while (!left.empty()) out.push(left.extract(left.begin()));
-      {
-        spin_guard lock(lock_);
-        forget_held(out);
-      }
-      for (block_node n = out.take_first(); !n.empty(); n = out.take_first()) {
-        n.mapped().done = true;  // the device was waited for
+      leftovers = !left.empty();
+      while (!left.empty()) {
+        block_node n = left.extract(left.begin());
+        n.mapped().done = true;  // the device is waited for below
         gone.push(std::move(n));
       }
+      forget_held(gone);
     }
-    (void)give_back(gone, {backend::success, ""});
+    if (leftovers) {
+      pool_device_scope<R> on(device_id(), true);
+      if (on.ok()) R::forget(R::device_synchronize().code);
+    }
+    (void)give_back(gone, {backend::success, ""});  // waits for the frees still pending
     blocks_.close();
   }
 

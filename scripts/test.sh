@@ -36,12 +36,12 @@ cd "$unimem_root"
 # Last, whatever the outcome: stop a chroot still being made (an interrupted run), then print
 # the whole command's wall time (install, chroots, every toolchain): CI has a time budget.
 chroot_job=""
-lane_pids=()
+declare -A lane_tc=()  # the toolchains running beside this script (UNIMEM_TEST_LANES), by pid
 chroot_logs=$(mktemp -d)
 unimem_test_exit() {
   local s=$SECONDS
   [ -n "$chroot_job" ] && kill -- -"$chroot_job" 2>/dev/null  # its process group: mmdebstrap too
-  [ ${#lane_pids[@]} -gt 0 ] && kill "${lane_pids[@]}" 2>/dev/null  # toolchains still running
+  [ ${#lane_tc[@]} -gt 0 ] && kill "${!lane_tc[@]}" 2>/dev/null  # toolchains still running
   rm -rf "$chroot_logs"
   echo "test.sh: total $((s / 60)) min $((s % 60)) s"
 }
@@ -263,9 +263,8 @@ fi
 [ "$lanes" -gt 1 ] && [ ${#toolchains[@]} -gt 1 ] && echo "=== $lanes toolchains at a time (UNIMEM_TEST_LANES)"
 failed=()
 rows=()
-declare -A chroot_state=() tc_log=() tc_rc=() lane_tc=()
+declare -A chroot_state=() tc_log=() tc_rc=()
 chroot_order=()
-lane_pids=()
 next=0
 while [ "$next" -lt ${#toolchains[@]} ] || [ ${#lane_tc[@]} -gt 0 ]; do
   while [ "$next" -lt ${#toolchains[@]} ] && [ ${#lane_tc[@]} -lt "$lanes" ]; do
@@ -280,7 +279,6 @@ while [ "$next" -lt ${#toolchains[@]} ] || [ ${#lane_tc[@]} -gt 0 ]; do
     echo "=== $tc: started ($(date -u +%H:%M:%S))"
     run_toolchain "$tc" > "${tc_log[$tc]}" 2>&1 < /dev/null &
     lane_tc[$!]=$tc
-    lane_pids+=("$!")
   done
   [ ${#lane_tc[@]} -gt 0 ] || continue
   done_pid=""

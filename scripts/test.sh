@@ -199,6 +199,39 @@ summary_row() {
     }' "$3"
 }
 
+# The tests ctest failed in toolchain $1's last run (build/$1), one name a line; nothing where its
+# test step did not fail in this run ($2: its log), so that an older run's list is never shown.
+failed_tests_of() {
+  local list="$unimem_root/build/$1/Testing/Temporary/LastTestsFailed.log"
+  grep -q '^=== step test: FAILED' "$2" 2>/dev/null && [ -f "$list" ] || return 0
+  sed -n 's/^[0-9]*://p' "$list"
+}
+
+# The end of each failed test's own output (ctest's LastTest.log), at most 3 tests and 25 lines
+# of each, printed last, so that a run whose log is seen only by its tail (CI) names what failed
+# and why; the whole output is in build/TOOLCHAIN/Testing/Temporary/LastTest.log.
+print_failed_tests() {
+  local tc=$1 log="$unimem_root/build/$1/Testing/Temporary/LastTest.log" names n=0 name
+  names=$(failed_tests_of "$tc" "$2")
+  [ -n "$names" ] || return 0
+  echo
+  echo "=== $tc: the failed tests' output (the end of each; all of it: build/$tc/Testing/Temporary/LastTest.log)"
+  while IFS= read -r name; do
+    n=$((n + 1))
+    if [ "$n" -gt 3 ]; then
+      echo "--- and $(($(wc -l <<< "$names") - 3)) more: $(tail -n +4 <<< "$names" | paste -sd' ')"
+      break
+    fi
+    echo "--- $tc: $name"
+    awk -v name="$name" '
+      $0 ~ /^[0-9]+\/[0-9]+ Testing: / { mine = substr($0, index($0, ": ") + 2) == name; output = 0; next }
+      mine && /^Output:$/ { output = 1; getline; next }   # the dashes under it
+      mine && output && /^<end of output>$/ { output = 0 }
+      mine && output { kept[k++ % 25] = substr($0, 1, 240) }
+      END { for (i = (k > 25 ? k - 25 : 0); i < k; i++) print kept[i % 25] }' "$log"
+  done <<< "$names"
+}
+
 # Writes the summary (a Markdown page) to $summary_file and prints it.
 write_summary() {
   local total=$SECONDS commit machine gpu suite chroots=""
@@ -228,6 +261,7 @@ write_summary() {
       echo " (each toolchain's time is its wall time beside the others', not a share of the whole)")"
     echo "- **Whole command:** $((total / 60)) min $((total % 60)) s ($total s): $([ ${#failed[@]} -eq 0 ] &&
       echo "all passed" || echo "FAILED: ${failed[*]}")"
+    [ ${#failed_tests[@]} -eq 0 ] || echo "- **Failed tests:** ${failed_tests[*]}"
     echo
     echo "| toolchain | where | configured | built | tests passed | skipped | failed | compile checks | consumers | time |"
     echo "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -262,6 +296,7 @@ if [ "${UNIMEM_SKIP_INSTALL:-0}" != 1 ]; then
 fi
 [ "$lanes" -gt 1 ] && [ ${#toolchains[@]} -gt 1 ] && echo "=== $lanes toolchains at a time (UNIMEM_TEST_LANES)"
 failed=()
+failed_tests=()  # "TOOLCHAIN: TEST;" each
 rows=()
 declare -A chroot_state=() tc_log=() tc_rc=()
 chroot_order=()
@@ -305,8 +340,11 @@ for tc in "${toolchains[@]}"; do
     fi
   fi
   rows+=("$(summary_row "$tc" "${where:-this machine}" "$log")")
+  while IFS= read -r name; do failed_tests+=("$tc: $name;"); done < <(failed_tests_of "$tc" "$log")
+  print_failed_tests "$tc" "$log"
   rm -f "$log"
 done
+[ ${#failed_tests[@]} -eq 0 ] || failed_tests[-1]=${failed_tests[-1]%;}
 write_summary
 echo
 if [ ${#failed[@]} -ne 0 ]; then

@@ -207,12 +207,12 @@ failed_tests_of() {
   sed -n 's/^[0-9]*://p' "$list"
 }
 
-# The end of each failed test's own output (ctest's LastTest.log), at most 3 tests and 25 lines
-# of each, printed last, so that a run whose log is seen only by its tail (CI) names what failed
-# and why; the whole output is in build/TOOLCHAIN/Testing/Temporary/LastTest.log.
+# The end of the output of toolchain $1's failed tests ($2: failed_tests_of's list) from ctest's
+# LastTest.log, at most 3 tests and 25 lines of each, printed just before the summary, so that a
+# run whose log is seen only by its tail (CI) names what failed and why; the whole output is in
+# build/TOOLCHAIN/Testing/Temporary/LastTest.log.
 print_failed_tests() {
-  local tc=$1 log="$unimem_root/build/$1/Testing/Temporary/LastTest.log" names n=0 name
-  names=$(failed_tests_of "$tc" "$2")
+  local tc=$1 names=$2 log="$unimem_root/build/$1/Testing/Temporary/LastTest.log" n=0 name
   [ -n "$names" ] || return 0
   echo
   echo "=== $tc: the failed tests' output (the end of each; all of it: build/$tc/Testing/Temporary/LastTest.log)"
@@ -261,7 +261,7 @@ write_summary() {
       echo " (each toolchain's time is its wall time beside the others', not a share of the whole)")"
     echo "- **Whole command:** $((total / 60)) min $((total % 60)) s ($total s): $([ ${#failed[@]} -eq 0 ] &&
       echo "all passed" || echo "FAILED: ${failed[*]}")"
-    [ ${#failed_tests[@]} -eq 0 ] || echo "- **Failed tests:** ${failed_tests[*]}"
+    [ -z "$failed_tests" ] || echo "- **Failed tests:** $failed_tests"
     echo
     echo "| toolchain | where | configured | built | tests passed | skipped | failed | compile checks | consumers | time |"
     echo "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -296,7 +296,7 @@ if [ "${UNIMEM_SKIP_INSTALL:-0}" != 1 ]; then
 fi
 [ "$lanes" -gt 1 ] && [ ${#toolchains[@]} -gt 1 ] && echo "=== $lanes toolchains at a time (UNIMEM_TEST_LANES)"
 failed=()
-failed_tests=()  # "TOOLCHAIN: TEST;" each
+failed_tests=""  # "TOOLCHAIN: TEST; TOOLCHAIN: TEST"
 rows=()
 declare -A chroot_state=() tc_log=() tc_rc=()
 chroot_order=()
@@ -340,11 +340,13 @@ for tc in "${toolchains[@]}"; do
     fi
   fi
   rows+=("$(summary_row "$tc" "${where:-this machine}" "$log")")
-  while IFS= read -r name; do failed_tests+=("$tc: $name;"); done < <(failed_tests_of "$tc" "$log")
-  print_failed_tests "$tc" "$log"
+  names=$(failed_tests_of "$tc" "$log")
+  while IFS= read -r name; do
+    [ -z "$name" ] || failed_tests+="${failed_tests:+; }$tc: $name"
+  done <<< "$names"
+  print_failed_tests "$tc" "$names"
   rm -f "$log"
 done
-[ ${#failed_tests[@]} -eq 0 ] || failed_tests[-1]=${failed_tests[-1]%;}
 write_summary
 echo
 if [ ${#failed[@]} -ne 0 ]; then

@@ -79,14 +79,13 @@ class caching_pool final : public pool_core {
     if (n.empty()) return;
     n.mapped().stream = s;
     n.mapped().stamp = stamp;
+    pool_device_scope<R> on(device_id(), R::is_default_stream(s));
     if (closed) {  // its memory goes back now: after the work queued on s with it (a pool_buffer's
       // check kernel, say), not on the runtime's free to wait for the device (which it "may")
-      pool_device_scope<R> on(device_id(), R::is_default_stream(s));
       if (on.ok()) R::forget(R::stream_synchronize(s).code);
       keep(std::move(n), true);
       return;
     }
-    pool_device_scope<R> on(device_id(), R::is_default_stream(s));
     if (on.ok()) {
       const bool ordered = record_free(n);
       keep(std::move(n), !ordered);

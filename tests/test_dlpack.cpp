@@ -743,7 +743,13 @@ TEST(DLPack, ImportRefusesAddressesThatWrap) {
   hand_made bottom(reinterpret_cast<void*>(std::uintptr_t{16}), {8}, {-1});
   what = import_refusal<float>(bottom.get());
   EXPECT_NE(what.find("wrap"), std::string::npos) << what;
-  EXPECT_EQ(top.deleted + bottom.deleted, 2);
+  // The lowest element at address 0, exactly (the fuzzer's finding of 2026-12-06: data 32,
+  // complex<double> strides -1, -1 over 2x2; accepted, and data() + its offset made a null
+  // pointer from one that was not, undefined behaviour).
+  hand_made zero(reinterpret_cast<void*>(std::uintptr_t{16}), {5}, {-1});
+  what = import_refusal<float>(zero.get());
+  EXPECT_NE(what.find("reach address 0"), std::string::npos) << what;
+  EXPECT_EQ(top.deleted + bottom.deleted + zero.deleted, 3);
   // Within the address space: accepted (the producer vouches for the memory).
   hand_made fine(host, {4}, {-1});
   fine.tensor().byte_offset = 3 * sizeof(float);

@@ -177,7 +177,7 @@ expectation reference(const description& d, const DLTensor& t, bool versioned) {
     }
     e.first = static_cast<std::uintptr_t>(data + t.byte_offset);
     if (e.count != 0) {
-      if (e.first + e.low * size < 0 || e.first + (e.high + 1) * size > i128{UINTPTR_MAX}) {
+      if (e.first + e.low * size <= 0 || e.first + (e.high + 1) * size > i128{UINTPTR_MAX}) {
         return refuse();
       }
       if (e.first % alignof(T) != 0) return refuse();

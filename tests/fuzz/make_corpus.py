@@ -58,6 +58,7 @@ CASES = {
     "wraps-top-of-address-space": tensor(data="raw", raw_pointer=(1 << 64) - 16,
                                          flags=["null_strides"], shape=[8]),
     "wraps-below-zero": tensor(data="raw", raw_pointer=16, shape=[8], strides=[-1]),
+    "reaches-address-zero": tensor(data="raw", raw_pointer=16, shape=[5], strides=[-1]),
     # valid tensors over the arena: every element is read
     "float-2x3-compact": tensor(flags=["null_strides"], shape=[2, 3]),
     "float-3x4-column-major": tensor(shape=[3, 4], strides=[1, 3]),

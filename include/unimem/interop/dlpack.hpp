@@ -750,7 +750,9 @@ class tensor {
     }
   }
   /// data + byte_offset, and the elements from `low` to `high` (high -1: none) around it, lie
-  /// within the address space (no pointer arithmetic wraps), aligned for T.
+  /// within the address space (no pointer arithmetic wraps, and none reaches address 0: the
+  /// lowest element at null, from a data pointer that is not, is no object's address), aligned
+  /// for T.
   static void check_addresses(unimem::detail::refusal& r, const DLTensor& t, std::int64_t low,
                               std::int64_t high) {
     const auto data = reinterpret_cast<std::uintptr_t>(t.data);
@@ -765,11 +767,11 @@ class tensor {
     // |low| and high + 1 elements are at most PTRDIFF_MAX bytes (dl_extent).
     const auto below = static_cast<std::uintptr_t>(-low) * sizeof(T);
     const auto above = static_cast<std::uintptr_t>(high + 1) * sizeof(T);
-    if (below > first || above > UINTPTR_MAX - first) {
+    if (below >= first || above > UINTPTR_MAX - first) {
       unimem::detail::throw_refused<out_of_range>(
           r.append("the elements from ").append(low).append(" to ").append(high)
               .append(" around data + byte_offset (").append(first)
-              .append(") wrap around the address space"));
+              .append(") wrap around the address space or reach address 0"));
     }
     if (first % alignof(T) != 0) {
       unimem::detail::dl_refuse(r.append("data + byte_offset (byte_offset ").append(offset)

@@ -750,9 +750,7 @@ class tensor {
     }
   }
   /// data + byte_offset, and the elements from `low` to `high` (high -1: none) around it, lie
-  /// within the address space (no pointer arithmetic wraps, and none reaches address 0: the
-  /// lowest element at null, from a data pointer that is not, is no object's address), aligned
-  /// for T.
+  /// above address 0 and within the address space (no pointer arithmetic wraps), aligned for T.
   static void check_addresses(unimem::detail::refusal& r, const DLTensor& t, std::int64_t low,
                               std::int64_t high) {
     const auto data = reinterpret_cast<std::uintptr_t>(t.data);
